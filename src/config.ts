@@ -1,0 +1,157 @@
+/**
+ * Configuration from the environment, validated once at start. Every variable is documented in
+ * the README; a bad value stops the process with a message naming the variable.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { builtInChains, isNetwork, NETWORKS, type ChainConfig, type Network } from './chains.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface RateLimitConfig {
+  /** Sustained requests per second per client address. */
+  rate: number;
+  burst: number;
+}
+
+export interface Config {
+  databaseUrl: string | null;
+  dataDir: string;
+  port: number;
+  host: string;
+  baseUrl: string;
+  chains: ChainConfig[];
+  indexerPeriodSeconds: number;
+  facilitatorUrl: string;
+  treasuryAddress: string | null;
+  receiptReuseSeconds: number;
+  redisUrl: string | null;
+  databaseReadUrl: string | null;
+  rateLimit: RateLimitConfig;
+  /** Trust X-Forwarded-For for the client address (only behind a known proxy). */
+  trustProxy: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function urlVar(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(u.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${u.protocol}`);
+  }
+  return raw;
+}
+
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be 0x + 40 hex');
+const chainOverride = z
+  .object({
+    rpcUrl: z.string().url(),
+    chainId: z.number().int().positive(),
+    identityRegistry: evmAddress,
+    reputationRegistry: evmAddress,
+    programId: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/),
+    startBlock: z.number().int().nonnegative().nullable(),
+    confirmations: z.number().int().nonnegative().max(10_000),
+    enabled: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+/** Merge CHAINS_FILE and RPC_URL_<NETWORK> over the built-in table. */
+export function resolveChains(env: Env, chainsFileText?: string): ChainConfig[] {
+  const table = builtInChains();
+  if (chainsFileText !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(chainsFileText);
+    } catch (e) {
+      throw new ConfigError(`CHAINS_FILE is not valid JSON: ${(e as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError('CHAINS_FILE must hold a JSON object keyed by network slug');
+    }
+    for (const [slug, value] of Object.entries(parsed)) {
+      if (!isNetwork(slug)) {
+        throw new ConfigError(`CHAINS_FILE names an unknown network "${slug}" (known: ${NETWORKS.join(', ')})`);
+      }
+      const r = chainOverride.safeParse(value);
+      if (!r.success) {
+        const issue = r.error.issues[0];
+        const where = issue?.path.length ? `.${issue.path.join('.')}` : '';
+        throw new ConfigError(`CHAINS_FILE ${slug}${where}: ${issue?.message ?? 'invalid'}`);
+      }
+      table[slug] = { ...table[slug], ...r.data };
+    }
+  }
+  for (const network of NETWORKS) {
+    const name = `RPC_URL_${network.toUpperCase()}`;
+    const url = urlVar(env, name, ['http:', 'https:', 'ws:', 'wss:']);
+    if (url) table[network as Network] = { ...table[network as Network], rpcUrl: url };
+  }
+  return NETWORKS.map((n) => table[n]);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseReadUrl = urlVar(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']);
+  const port = intVar(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const baseUrl = (urlVar(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  let chainsFileText: string | undefined;
+  if (env.CHAINS_FILE) {
+    try {
+      chainsFileText = readFileSync(env.CHAINS_FILE, 'utf8');
+    } catch (e) {
+      throw new ConfigError(`CHAINS_FILE cannot be read: ${(e as Error).message}`);
+    }
+  }
+  const treasury = env.TREASURY_ADDRESS?.trim() || null;
+  if (treasury !== null && !/^0x[0-9a-fA-F]{40}$/.test(treasury)) {
+    throw new ConfigError('TREASURY_ADDRESS must be an EVM address (0x + 40 hex)');
+  }
+  const logLevel = (env.LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL must be one of debug, info, warn, error');
+  }
+  const trustProxyRaw = env.TRUST_PROXY?.trim() || 'false';
+  if (!['true', 'false', '1', '0'].includes(trustProxyRaw)) throw new ConfigError('TRUST_PROXY must be true or false');
+  return {
+    databaseUrl,
+    databaseReadUrl,
+    dataDir: env.DATA_DIR?.trim() || './data',
+    port,
+    host,
+    baseUrl,
+    chains: resolveChains(env, chainsFileText),
+    indexerPeriodSeconds: intVar(env, 'INDEXER_PERIOD_SECONDS', 3600, 0, 7 * 24 * 3600),
+    facilitatorUrl: urlVar(env, 'X402_FACILITATOR_URL', ['http:', 'https:']) ?? 'https://x402.org/facilitator',
+    treasuryAddress: treasury,
+    receiptReuseSeconds: intVar(env, 'RECEIPT_REUSE_SECONDS', 900, 300, 1800),
+    redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    rateLimit: {
+      rate: intVar(env, 'RATE_LIMIT_RPS', 50, 1, 1_000_000),
+      burst: intVar(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
+    },
+    trustProxy: trustProxyRaw === 'true' || trustProxyRaw === '1',
+    logLevel,
+  };
+}

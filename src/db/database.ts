@@ -1,0 +1,191 @@
+/**
+ * The single data-access module. It hides whether the embedded PGlite or a PostgreSQL server is
+ * in use and normalises what the two drivers return differently, so callers never branch:
+ *  - int8 (BIGINT, count(*)) → number when it is a safe integer, bigint otherwise (PGlite's rule);
+ *  - NUMERIC → exact decimal string (both drivers already agree);
+ *  - TIMESTAMPTZ → Date; JSONB → parsed value; arrays → JS arrays.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import lockfile from 'proper-lockfile';
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+
+export type Row = Record<string, unknown>;
+
+export interface Queryable {
+  /** Parameterised query ($1, $2, …); returns the rows. */
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs one or more statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type LockResult<R> = { acquired: true; value: R } | { acquired: false };
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<R>(fn: (tx: Queryable) => Promise<R>): Promise<R>;
+  /**
+   * Runs fn while holding an exclusive lock named `name`, shared by every process on the same
+   * database (a PostgreSQL session advisory lock; in-process on PGlite, whose data directory is
+   * already owned by one process). Returns `{acquired:false}` at once when the lock is held.
+   */
+  tryWithLock<R>(name: string, fn: () => Promise<R>): Promise<LockResult<R>>;
+  close(): Promise<void>;
+}
+
+export class DataDirLockedError extends Error {
+  override name = 'DataDirLockedError';
+}
+
+function parseInt8(value: string): number | bigint {
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : BigInt(value);
+}
+
+// Advisory-lock key: the lock name scoped by the current schema, so two indexes that share one
+// PostgreSQL database in different schemas never block each other.
+const LOCK_KEY_SQL = "hashtext(current_schema() || ':' || $1)";
+
+export interface OpenOptions {
+  /** postgres://… ; when null the embedded PGlite is used. */
+  databaseUrl: string | null;
+  /** PGlite data directory, or 'memory://' for an in-memory database (tests). */
+  dataDir: string;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+function openPostgres(url: string): Database {
+  const typeParsers = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === 20) return parseInt8;
+      return pg.types.getTypeParser(oid, format as 'text');
+    },
+  } as pg.CustomTypesConfig;
+  const pool = new pg.Pool({ connectionString: url, max: 10, types: typeParsers });
+  // An idle client that errors (server restart) must not crash the process.
+  pool.on('error', (err) => console.error(`[db] idle PostgreSQL client error: ${err.message}`));
+
+  const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
+    async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      const r = await c.query(sql, params as unknown[] | undefined);
+      return r.rows as T[];
+    },
+    async exec(sql: string) {
+      await c.query(sql);
+    },
+  });
+  const base = on(pool);
+  return {
+    kind: 'postgres',
+    ...base,
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn(on(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    async tryWithLock(name, fn) {
+      const client = await pool.connect();
+      try {
+        const [row] = (await client.query(`SELECT pg_try_advisory_lock(${LOCK_KEY_SQL}) AS ok`, [name])).rows as {
+          ok: boolean;
+        }[];
+        if (!row?.ok) return { acquired: false };
+        try {
+          return { acquired: true, value: await fn() };
+        } finally {
+          await client.query(`SELECT pg_advisory_unlock(${LOCK_KEY_SQL})`, [name]).catch(() => undefined);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- PGlite
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const inMemory = dataDir.startsWith('memory://');
+  let releaseLock: (() => Promise<void>) | null = null;
+  let db: PGlite;
+  const parsers = { [pgliteTypes.INT8]: parseInt8 };
+  if (inMemory) {
+    db = await PGlite.create({ parsers });
+  } else {
+    const dir = resolve(dataDir);
+    mkdirSync(dir, { recursive: true });
+    // PGlite takes no lock of its own: two processes on one directory silently lose rows.
+    try {
+      releaseLock = await lockfile.lock(dir, { lockfilePath: `${dir}/.repindex.lock`, stale: 30_000, update: 10_000 });
+    } catch (e) {
+      if ((e as { code?: string }).code === 'ELOCKED') {
+        throw new DataDirLockedError(
+          `The data directory ${dir} is in use by another repindex process (for example a running ` +
+            '"serve", which already runs the indexer). Stop it, or use PostgreSQL (DATABASE_URL) to run ' +
+            'several processes on one index.',
+        );
+      }
+      throw e;
+    }
+    try {
+      db = await PGlite.create({ dataDir: dir, parsers });
+    } catch (e) {
+      await releaseLock();
+      throw e;
+    }
+  }
+
+  const heldLocks = new Set<string>();
+  const on = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      const r = await c.query<T>(sql, params as unknown[] | undefined);
+      return r.rows;
+    },
+    async exec(sql: string) {
+      await c.exec(sql);
+    },
+  });
+  const base = on(db);
+  return {
+    kind: 'pglite',
+    ...base,
+    transaction(fn) {
+      return db.transaction((tx) => fn(on(tx)));
+    },
+    async tryWithLock(name, fn) {
+      if (heldLocks.has(name)) return { acquired: false };
+      heldLocks.add(name);
+      try {
+        return { acquired: true, value: await fn() };
+      } finally {
+        heldLocks.delete(name);
+      }
+    },
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        if (releaseLock) await releaseLock().catch(() => undefined);
+      }
+    },
+  };
+}

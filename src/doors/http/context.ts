@@ -1,0 +1,18 @@
+/** What every HTTP handler may use. Built once per process by the server (or by a test). */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/database.js';
+
+export interface AppContext {
+  config: Config;
+  db: Database;
+  /** Injectable clock (tests); defaults to Date.now. */
+  now: () => Date;
+}
+
+/** Hono environment: node-server puts the socket in `incoming`; in-process calls have none. */
+export type AppEnv = {
+  Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
+};
+
+export type App = OpenAPIHono<AppEnv>;

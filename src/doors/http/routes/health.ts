@@ -1,0 +1,95 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App, AppContext } from '../context.js';
+import { chainScanRows, indexTotals, staleHours } from '../../../read/health.js';
+import {
+  CONFIDENCE_POLICY,
+  ORDERING_POLICY,
+  POLICY_VERSION,
+  RATER_WEIGHT_POLICY,
+  READING_POLICY,
+  SHRINKAGE_K,
+  BURN_ADDRESSES,
+  confidenceThresholds,
+} from '../../../scoring/policies.js';
+
+export const ChainScanSchema = z
+  .object({
+    network: z.string(),
+    chain_id: z.number().int().nullable(),
+    enabled: z.boolean(),
+    last_scanned_block: z.number().int().nullable(),
+    head_at_last_sync: z.number().int().nullable(),
+    backfill_complete: z.boolean(),
+    last_success_at: z.string().nullable(),
+    stale_hours: z.number().nullable(),
+    last_error: z.string().nullable(),
+  })
+  .openapi('ChainScanState');
+
+export const HealthSchema = z
+  .object({
+    status: z.literal('ok'),
+    agents: z.number().int(),
+    feedback_entries: z.number().int(),
+    chains: z.array(ChainScanSchema),
+    indexer_period_seconds: z.number().int(),
+    policy_version: z.string(),
+    ordering_policy: z.string(),
+    rater_weight_policy: z.string(),
+    confidence_policy: z.string(),
+    reading_policy: z.object({
+      min_raters: z.number().int(),
+      top_share: z.number(),
+      campaign_per_rater: z.number(),
+      self_gap: z.null(),
+      combine: z.literal('independent'),
+    }),
+    confidence_thresholds: z.record(z.string(), z.unknown()),
+    shrinkage: z.object({ k: z.number() }),
+    burn_addresses: z.array(z.string()),
+  })
+  .openapi('Health');
+
+const route = createRoute({
+  method: 'get',
+  path: '/health',
+  summary: 'Index size, scan coverage per chain and the policies in force (free)',
+  tags: ['free'],
+  responses: { 200: { description: 'Health record', content: { 'application/json': { schema: HealthSchema } } } },
+});
+
+export function registerHealth(app: App, ctx: AppContext): void {
+  app.openapi(route, async (c) => {
+    const networks = ctx.config.chains.map((ch) => ch.network);
+    const [totals, rows] = await Promise.all([indexTotals(ctx.db), chainScanRows(ctx.db, networks)]);
+    const now = ctx.now();
+    c.header('Cache-Control', 'public, max-age=30');
+    return c.json(
+      {
+        status: 'ok' as const,
+        ...totals,
+        chains: rows.map((r) => ({
+          network: r.network,
+          chain_id: r.chain_id,
+          enabled: r.enabled,
+          last_scanned_block: r.last_scanned_block,
+          head_at_last_sync: r.head_at_last_sync,
+          backfill_complete: r.backfill_complete,
+          last_success_at: r.last_success_at ? r.last_success_at.toISOString() : null,
+          stale_hours: staleHours(r.last_success_at, now),
+          last_error: r.last_error,
+        })),
+        indexer_period_seconds: ctx.config.indexerPeriodSeconds,
+        policy_version: POLICY_VERSION,
+        ordering_policy: ORDERING_POLICY,
+        rater_weight_policy: RATER_WEIGHT_POLICY,
+        confidence_policy: CONFIDENCE_POLICY,
+        reading_policy: { ...READING_POLICY, self_gap: null, combine: 'independent' as const },
+        confidence_thresholds: confidenceThresholds(),
+        shrinkage: { k: SHRINKAGE_K },
+        burn_addresses: [...BURN_ADDRESSES],
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Exact decimal arithmetic for rating values. Values arrive as decimal strings (NUMERIC from the
+ * database, e.g. "87.5", "-3", "100.000000000000000001"); domain checks and sums are exact
+ * (bigint), and a float appears only at the last step of a mean.
+ */
+import { SCORE_DOMAIN } from './policies.js';
+
+/** value = units / 10^scale, scale >= 0. */
+export interface ExactDecimal {
+  readonly units: bigint;
+  readonly scale: number;
+}
+
+const DECIMAL_RE = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d{1,6}))?$/;
+/** Refuse absurd exponents rather than build gigantic bigints. */
+const MAX_SCALE = 10_000;
+
+const POW10_CACHE: bigint[] = [];
+function pow10(n: number): bigint {
+  if (n < 64) {
+    let p = POW10_CACHE[n];
+    if (p === undefined) {
+      p = 10n ** BigInt(n);
+      POW10_CACHE[n] = p;
+    }
+    return p;
+  }
+  return 10n ** BigInt(n);
+}
+
+export const ZERO: ExactDecimal = Object.freeze({ units: 0n, scale: 0 });
+
+/**
+ * Parses a plain decimal string (optional sign, digits, optional fraction, optional exponent).
+ * Returns null for anything else (including empty strings, whitespace, "NaN", "Infinity").
+ */
+export function parseDecimal(input: string): ExactDecimal | null {
+  const m = DECIMAL_RE.exec(input);
+  if (!m) return null;
+  const sign = m[1] ?? '';
+  const intPart = m[2] ?? '';
+  const fracPart = m[3] ?? '';
+  if (intPart.length + fracPart.length === 0) return null;
+  const exp = m[4] === undefined ? 0 : Number(m[4]);
+  let scale = fracPart.length - exp;
+  let units = BigInt((intPart + fracPart).replace(/^0+(?=\d)/, '') || '0');
+  if (scale < 0) {
+    if (-scale > MAX_SCALE) {
+      if (units === 0n) return ZERO;
+      return null;
+    }
+    units *= pow10(-scale);
+    scale = 0;
+  } else if (scale > MAX_SCALE) {
+    return null;
+  }
+  if (sign === '-') units = -units;
+  return { units, scale };
+}
+
+/** Exact decimal from a string, number or bigint (numbers via their shortest round-trip string). */
+export function toExactDecimal(value: string | number | bigint): ExactDecimal | null {
+  if (typeof value === 'bigint') return { units: value, scale: 0 };
+  if (typeof value === 'number') return Number.isFinite(value) ? parseDecimal(String(value)) : null;
+  return parseDecimal(value);
+}
+
+/** a <=> b exactly: -1, 0 or 1. */
+export function compareDecimal(a: ExactDecimal, b: ExactDecimal): number {
+  const scale = Math.max(a.scale, b.scale);
+  const x = a.units * pow10(scale - a.scale);
+  const y = b.units * pow10(scale - b.scale);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+export function addDecimal(a: ExactDecimal, b: ExactDecimal): ExactDecimal {
+  if (a.scale === b.scale) return { units: a.units + b.units, scale: a.scale };
+  if (a.scale > b.scale) return { units: a.units + b.units * pow10(a.scale - b.scale), scale: a.scale };
+  return { units: a.units * pow10(b.scale - a.scale) + b.units, scale: b.scale };
+}
+
+/** Exact plain-notation string of a decimal ("-12.5", "0.001", "100"). */
+export function formatDecimal(d: ExactDecimal): string {
+  const neg = d.units < 0n;
+  const digits = (neg ? -d.units : d.units).toString();
+  let out: string;
+  if (d.scale === 0) out = digits;
+  else {
+    const padded = digits.padStart(d.scale + 1, '0');
+    const int = padded.slice(0, padded.length - d.scale);
+    const frac = padded.slice(padded.length - d.scale).replace(/0+$/, '');
+    out = frac ? `${int}.${frac}` : int;
+  }
+  return neg && out !== '0' ? `-${out}` : out;
+}
+
+/** Nearest double to the exact decimal. */
+export function decimalToNumber(d: ExactDecimal): number {
+  return Number(formatDecimal(d));
+}
+
+const DOMAIN_MIN = parseDecimal(String(SCORE_DOMAIN.min)) as ExactDecimal;
+const DOMAIN_MAX = parseDecimal(String(SCORE_DOMAIN.max)) as ExactDecimal;
+
+/** Exact domain check of an already parsed value: 0 <= v <= 100. */
+export function decimalInDomain(d: ExactDecimal): boolean {
+  return compareDecimal(d, DOMAIN_MIN) >= 0 && compareDecimal(d, DOMAIN_MAX) <= 0;
+}
+
+/**
+ * True when the decimal string lies in the scoring domain 0 <= v <= 100, decided exactly
+ * ("100.000000000000000001" is out, "-0" and "100.000" are in). Unparseable strings are out.
+ */
+export function inDomain(value: string): boolean {
+  const d = parseDecimal(value);
+  return d !== null && decimalInDomain(d);
+}
+
+/** Extra decimal digits kept when dividing a sum by a count, before the single float rounding. */
+const MEAN_EXTRA_DIGITS = 24;
+
+/**
+ * sum / count as the nearest double (the exact quotient is truncated 24 digits past the sum's own
+ * scale first, far below double precision). Null when count is 0.
+ */
+export function meanOfSum(sum: ExactDecimal, count: number | bigint): number | null {
+  const n = BigInt(count);
+  if (n <= 0n) return null;
+  const q = (sum.units * pow10(MEAN_EXTRA_DIGITS)) / n;
+  return decimalToNumber({ units: q, scale: sum.scale + MEAN_EXTRA_DIGITS });
+}
+
+/** Accumulates exact sums; cheap enough for a few hundred thousand values. */
+export class DecimalSum {
+  private units = 0n;
+  private scale = 0;
+  count = 0;
+
+  add(d: ExactDecimal): void {
+    if (d.scale === this.scale) this.units += d.units;
+    else if (d.scale < this.scale) this.units += d.units * pow10(this.scale - d.scale);
+    else {
+      this.units = this.units * pow10(d.scale - this.scale) + d.units;
+      this.scale = d.scale;
+    }
+    this.count += 1;
+  }
+
+  get sum(): ExactDecimal {
+    return { units: this.units, scale: this.scale };
+  }
+
+  /** Mean as the nearest double, null when empty. */
+  mean(): number | null {
+    return meanOfSum(this.sum, this.count);
+  }
+}

@@ -1,0 +1,90 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { NETWORKS } from '../src/chains.js';
+
+function chainsFile(content: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'repindex-cfg-'));
+  const p = join(dir, 'chains.json');
+  writeFileSync(p, content);
+  return p;
+}
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.databaseUrl).toBeNull();
+    expect(c.dataDir).toBe('./data');
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.baseUrl).toBe('http://127.0.0.1:8080');
+    expect(c.indexerPeriodSeconds).toBe(3600);
+    expect(c.receiptReuseSeconds).toBe(900);
+    expect(c.treasuryAddress).toBeNull();
+    expect(c.rateLimit).toEqual({ rate: 50, burst: 40 });
+  });
+
+  it('lists all 11 networks with chain ids and the registry addresses', () => {
+    const c = loadConfig({});
+    expect(c.chains.map((ch) => ch.network)).toEqual([...NETWORKS]);
+    expect(c.chains).toHaveLength(11);
+    const base = c.chains.find((ch) => ch.network === 'base')!;
+    expect(base).toMatchObject({
+      chainId: 8453,
+      identityRegistry: '0x8004A169FB4a3325136EB29fA0ceB6D2e539a432',
+      reputationRegistry: '0x8004BAa17C55a88189AE136b182e5fdA19dE9b63',
+      startBlock: 41_663_799,
+      confirmations: 12,
+      enabled: true,
+    });
+    const sol = c.chains.find((ch) => ch.network === 'solana')!;
+    expect(sol.kind).toBe('solana');
+    expect(sol.programId).toBe('8oo4dC4JvBLwy5tGgiH3WwK4B9PWxL9Z4XjA2jzkQMbQ');
+    for (const ch of c.chains.filter((x) => x.kind === 'evm')) expect(ch.chainId).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT must be an integer/],
+    [{ PORT: '70000' }, /PORT must be between/],
+    [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
+    [{ DATABASE_URL: 'mysql://x@y/z' }, /DATABASE_URL must use postgres/],
+    [{ INDEXER_PERIOD_SECONDS: '-5' }, /INDEXER_PERIOD_SECONDS must be an integer/],
+    [{ RECEIPT_REUSE_SECONDS: '100' }, /RECEIPT_REUSE_SECONDS must be between 300 and 1800/],
+    [{ TREASURY_ADDRESS: '0x123' }, /TREASURY_ADDRESS must be an EVM address/],
+    [{ RPC_URL_BASE: 'nope' }, /RPC_URL_BASE is not a valid URL/],
+  ])('rejects %o with a clear message', (env, re) => {
+    expect(() => loadConfig(env)).toThrowError(ConfigError);
+    expect(() => loadConfig(env)).toThrowError(re);
+  });
+
+  it('rejects a CHAINS_FILE that is not JSON, names an unknown network or an unknown field', () => {
+    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{nope') })).toThrowError(/CHAINS_FILE is not valid JSON/);
+    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{"basee": {}}') })).toThrowError(
+      /unknown network "basee"/,
+    );
+    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{"base": {"rpc": "http://x"}}') })).toThrowError(
+      /CHAINS_FILE base/,
+    );
+    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{"base": {"startBlock": -1}}') })).toThrowError(
+      /CHAINS_FILE base\.startBlock/,
+    );
+    expect(() => loadConfig({ CHAINS_FILE: '/nonexistent/chains.json' })).toThrowError(/CHAINS_FILE cannot be read/);
+  });
+
+  it('merges CHAINS_FILE and RPC_URL_<NETWORK> over the built-in table', () => {
+    const file = chainsFile(
+      JSON.stringify({ base: { rpcUrl: 'http://127.0.0.1:9999', startBlock: 5, confirmations: 0 }, celo: { enabled: false } }),
+    );
+    const c = loadConfig({ CHAINS_FILE: file, RPC_URL_OPTIMISM: 'http://127.0.0.1:7777' });
+    expect(c.chains.find((x) => x.network === 'base')).toMatchObject({
+      rpcUrl: 'http://127.0.0.1:9999',
+      startBlock: 5,
+      confirmations: 0,
+      chainId: 8453,
+    });
+    expect(c.chains.find((x) => x.network === 'celo')!.enabled).toBe(false);
+    expect(c.chains.find((x) => x.network === 'optimism')!.rpcUrl).toBe('http://127.0.0.1:7777');
+  });
+});
