@@ -35,6 +35,21 @@ export const ZERO: ExactDecimal = Object.freeze({ units: 0n, scale: 0 });
  * Returns null for anything else (including empty strings, whitespace, "NaN", "Infinity").
  */
 export function parseDecimal(input: string): ExactDecimal | null {
+  const cached = PARSE_CACHE.get(input);
+  if (cached !== undefined) return cached;
+  const d = parseUncached(input);
+  if (input.length <= 40) {
+    if (PARSE_CACHE.size >= PARSE_CACHE_MAX) PARSE_CACHE.clear();
+    PARSE_CACHE.set(input, d);
+  }
+  return d;
+}
+
+/** Rating values repeat a lot ("100", "87.5"): a small memo of immutable results. */
+const PARSE_CACHE = new Map<string, ExactDecimal | null>();
+const PARSE_CACHE_MAX = 4096;
+
+function parseUncached(input: string): ExactDecimal | null {
   const m = DECIMAL_RE.exec(input);
   if (!m) return null;
   const sign = m[1] ?? '';
@@ -55,7 +70,7 @@ export function parseDecimal(input: string): ExactDecimal | null {
     return null;
   }
   if (sign === '-') units = -units;
-  return { units, scale };
+  return Object.freeze({ units, scale });
 }
 
 /** Exact decimal from a string, number or bigint (numbers via their shortest round-trip string). */

@@ -1,0 +1,291 @@
+/**
+ * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and
+ * `one-voice-per-counterparty+bounded-trust@1`.
+ *
+ * Every score here is returned at its served precision (six decimals, `round6`), and every
+ * composite is computed from the served values of its parts (a global score from the served
+ * per-chain scores, a shrunk score from the served final score and prior, a gap from the served
+ * self and final scores), so a client can recompute each number by hand from the response.
+ */
+import { normalizeAddress } from './address.js';
+import { DecimalSum, meanOfSum, parseDecimal, toExactDecimal, type ExactDecimal } from './decimal.js';
+import { round6 } from './display.js';
+import { RATER_WEIGHT_MAX, RATER_WEIGHT_MIN, RATER_WEIGHT_STEP, SHRINKAGE_K } from './policies.js';
+
+/** An eligible rating's value (the caller has already classified it as eligible). */
+export interface EligibleValue {
+  network: string;
+  rater: string;
+  /** Exact decimal string, in domain. */
+  value: string;
+}
+
+/** One chain's contribution under `equal-weight-per-chain@2`. */
+export interface ChainScoreRow {
+  network: string;
+  /** Mean of the chain's eligible values, six decimals; null (never 0) when none. */
+  final_score: number | null;
+  /** Eligible ratings on this chain. */
+  review_count: number;
+  /** Distinct eligible raters on this chain (null when the aggregate did not carry it). */
+  distinct_raters: number | null;
+}
+
+function parseOrThrow(value: string): ExactDecimal {
+  const d = parseDecimal(value);
+  if (d === null) throw new RangeError(`not a decimal value: ${JSON.stringify(value)}`);
+  return d;
+}
+
+/** Mean of numbers (float), null for an empty list. */
+function meanOfNumbers(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  let s = 0;
+  for (const x of xs) s += x;
+  return s / xs.length;
+}
+
+/**
+ * Global `final_score`: the mean of the non-null per-chain scores (one chain, one vote), six
+ * decimals; null when no chain has a score. A real 0 counts as a score.
+ */
+export function globalScore(chainScores: readonly (number | null)[]): number | null {
+  const scored = chainScores.filter((s): s is number => s !== null).map((s) => round6(s));
+  return round6(meanOfNumbers(scored));
+}
+
+/** Per-chain scores from eligible rows, sorted by network. */
+export function chainScores(eligible: readonly EligibleValue[]): ChainScoreRow[] {
+  const byChain = new Map<string, { sum: DecimalSum; raters: Set<string> }>();
+  for (const r of eligible) {
+    let acc = byChain.get(r.network);
+    if (!acc) {
+      acc = { sum: new DecimalSum(), raters: new Set() };
+      byChain.set(r.network, acc);
+    }
+    acc.sum.add(parseOrThrow(r.value));
+    acc.raters.add(normalizeAddress(r.rater));
+  }
+  return [...byChain.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([network, acc]) => ({
+      network,
+      final_score: round6(acc.sum.mean()),
+      review_count: acc.sum.count,
+      distinct_raters: acc.raters.size,
+    }));
+}
+
+export interface WalletScore {
+  /** Global score: mean of the non-null per-chain scores; null when nothing is eligible. */
+  final_score: number | null;
+  /** How many chains contributed a score. */
+  chain_count: number;
+  per_chain: ChainScoreRow[];
+}
+
+/** `equal-weight-per-chain@2` from eligible rows. */
+export function walletScore(eligible: readonly EligibleValue[]): WalletScore {
+  const per_chain = chainScores(eligible);
+  return fromChainRows(per_chain);
+}
+
+function fromChainRows(per_chain: ChainScoreRow[]): WalletScore {
+  const scores = per_chain.map((c) => c.final_score);
+  return {
+    final_score: globalScore(scores),
+    chain_count: scores.filter((s) => s !== null).length,
+    per_chain,
+  };
+}
+
+/**
+ * A chain pre-aggregated by SQL over the subject's ELIGIBLE ratings:
+ * `sum(value)` (exact NUMERIC, as a string preferably), `count(*)` and optionally
+ * `count(DISTINCT rater)`.
+ */
+export interface ChainAggregate {
+  network: string;
+  sum: string | number | bigint | null;
+  count: number | string | bigint;
+  distinct_raters?: number | string | bigint | null;
+}
+
+/** Mean of a pre-aggregated (sum, count) pair, six decimals; null when count is 0. */
+export function meanFromAggregate(
+  sum: string | number | bigint | null,
+  count: number | string | bigint,
+): number | null {
+  const n = BigInt(count);
+  if (n === 0n) return null;
+  if (sum === null) throw new RangeError('aggregate sum is null with a non-zero count');
+  const d = toExactDecimal(sum);
+  if (d === null) throw new RangeError(`not a decimal sum: ${String(sum)}`);
+  return round6(meanOfSum(d, n));
+}
+
+/**
+ * `equal-weight-per-chain@2` from per-chain aggregates (identical numbers to `walletScore` over
+ * the same rows). Chains with count 0 are kept with `final_score: null`.
+ */
+export function scoreFromAggregates(aggs: readonly ChainAggregate[]): WalletScore {
+  const per_chain = [...aggs]
+    .sort((a, b) => (a.network < b.network ? -1 : a.network > b.network ? 1 : 0))
+    .map((a) => ({
+      network: a.network,
+      final_score: meanFromAggregate(a.sum, a.count),
+      review_count: Number(a.count),
+      distinct_raters:
+        a.distinct_raters === undefined || a.distinct_raters === null ? null : Number(a.distinct_raters),
+    }));
+  return fromChainRows(per_chain);
+}
+
+export interface SelfRated {
+  /** Live, in-domain self-ratings (the 'self' class of the partition). */
+  count: number;
+  /** Their mean, six decimals; null when none. */
+  score: number | null;
+  /** self score − final_score (positive: the subject overrates itself); null when either is null. */
+  gap: number | null;
+}
+
+/** `self_rated` from the self-rating values (class 'self') and the served final score. */
+export function selfRated(selfValues: readonly string[], finalScore: number | null): SelfRated {
+  const acc = new DecimalSum();
+  for (const v of selfValues) acc.add(parseOrThrow(v));
+  return selfRatedFrom(acc.count, round6(acc.mean()), finalScore);
+}
+
+/** `self_rated` from an SQL aggregate of the self-ratings (sum, count). */
+export function selfRatedFromAggregate(
+  sum: string | number | bigint | null,
+  count: number | string | bigint,
+  finalScore: number | null,
+): SelfRated {
+  return selfRatedFrom(Number(count), meanFromAggregate(sum, count), finalScore);
+}
+
+function selfRatedFrom(count: number, score: number | null, finalScore: number | null): SelfRated {
+  const f = round6(finalScore);
+  return { count, score, gap: score === null || f === null ? null : round6(score - f) };
+}
+
+/**
+ * `bayes-shrinkage-distinct-raters@1`: (n·final + k·prior) / (n + k), n = distinct eligible
+ * raters, from the served (six-decimal) final score and prior. Null when final is null (nothing
+ * to rank) or prior is null (the index cannot form one).
+ */
+export function shrunkScore(
+  finalScore: number | null,
+  distinctRaters: number,
+  prior: number | null,
+  k: number = SHRINKAGE_K,
+): number | null {
+  if (finalScore === null || prior === null) return null;
+  const n = Math.max(0, distinctRaters);
+  if (n + k <= 0) return null;
+  return round6((n * round6(finalScore) + k * round6(prior)) / (n + k));
+}
+
+/** The index prior: mean of the final scores of every scored wallet (nulls skipped), or null. */
+export function indexPrior(finalScores: readonly (number | null)[]): number | null {
+  return round6(meanOfNumbers(finalScores.filter((s): s is number => s !== null)));
+}
+
+/** Leaderboard order: shrunk_score desc (null last), distinct_raters desc, wallet asc. */
+export function compareLeaderboard(
+  a: { wallet: string; shrunk_score: number | null; distinct_raters: number },
+  b: { wallet: string; shrunk_score: number | null; distinct_raters: number },
+): number {
+  if (a.shrunk_score !== b.shrunk_score) {
+    if (a.shrunk_score === null) return 1;
+    if (b.shrunk_score === null) return -1;
+    return b.shrunk_score - a.shrunk_score;
+  }
+  if (a.distinct_raters !== b.distinct_raters) return b.distinct_raters - a.distinct_raters;
+  return a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0;
+}
+
+/** Distinct subjects each rater has rated in the index, keyed by rater (EVM lower-case). */
+export type RaterSubjectCounts = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
+
+function lookupSubjects(counts: RaterSubjectCounts, rater: string): number | undefined {
+  if (counts instanceof Map) return counts.get(rater);
+  const rec = counts as Readonly<Record<string, number>>;
+  return Object.hasOwn(rec, rater) ? rec[rater] : undefined;
+}
+
+/**
+ * Weight of one voice: min(1, 0.25·s) bounded to 0.25..1, s = distinct subjects the rater has
+ * rated in the index. A missing, zero or invalid s counts as 1 (the rater has at least rated this
+ * subject), i.e. the minimum weight 0.25.
+ */
+export function raterWeight(distinctSubjects: number | undefined | null): number {
+  const s =
+    distinctSubjects !== undefined && distinctSubjects !== null && Number.isFinite(distinctSubjects)
+      ? Math.max(1, distinctSubjects)
+      : 1;
+  return Math.min(RATER_WEIGHT_MAX, Math.max(RATER_WEIGHT_MIN, RATER_WEIGHT_STEP * s));
+}
+
+export interface RaterVoice {
+  /** Rater address (EVM lower-case). */
+  rater: string;
+  /** Mean of this rater's eligible ratings of the subject. */
+  mean: number;
+  /** How many eligible ratings collapsed into this voice. */
+  count: number;
+  /** s used for the weight. */
+  distinct_subjects: number;
+  weight: number;
+}
+
+/** One voice per distinct rater (all chains together), sorted by rater. */
+export function raterVoices(
+  eligible: readonly { rater: string; value: string }[],
+  subjectCounts: RaterSubjectCounts,
+): RaterVoice[] {
+  const byRater = new Map<string, DecimalSum>();
+  for (const r of eligible) {
+    const key = normalizeAddress(r.rater);
+    let acc = byRater.get(key);
+    if (!acc) {
+      acc = new DecimalSum();
+      byRater.set(key, acc);
+    }
+    acc.add(parseOrThrow(r.value));
+  }
+  return [...byRater.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([rater, acc]) => {
+      const raw = lookupSubjects(subjectCounts, rater);
+      const s = raw !== undefined && Number.isFinite(raw) ? Math.max(1, raw) : 1;
+      return {
+        rater,
+        mean: acc.mean() as number,
+        count: acc.count,
+        distinct_subjects: s,
+        weight: raterWeight(s),
+      };
+    });
+}
+
+/**
+ * `weighted_score` (`one-voice-per-counterparty+bounded-trust@1`): the weighted mean of the
+ * voices, six decimals; null when there is no eligible rating. It never replaces `final_score`.
+ */
+export function weightedScore(
+  eligible: readonly { rater: string; value: string }[],
+  subjectCounts: RaterSubjectCounts,
+): number | null {
+  const voices = raterVoices(eligible, subjectCounts);
+  if (voices.length === 0) return null;
+  let num = 0;
+  let den = 0;
+  for (const v of voices) {
+    num += v.weight * v.mean;
+    den += v.weight;
+  }
+  return round6(num / den);
+}
