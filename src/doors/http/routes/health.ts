@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, AppContext } from '../context.js';
 import { chainScanRows, indexTotals, staleHours } from '../../../read/health.js';
+import { readRefreshMeta } from '../../../read/aggregates.js';
 import {
   CONFIDENCE_POLICY,
   ORDERING_POLICY,
@@ -11,6 +12,7 @@ import {
   BURN_ADDRESSES,
   confidenceThresholds,
 } from '../../../scoring/policies.js';
+import { round6 } from '../../../scoring/display.js';
 
 export const ChainScanSchema = z
   .object({
@@ -45,7 +47,10 @@ export const HealthSchema = z
       combine: z.literal('independent'),
     }),
     confidence_thresholds: z.record(z.string(), z.unknown()),
-    shrinkage: z.object({ k: z.number() }),
+    shrinkage: z
+      .object({ k: z.number(), prior: z.number().nullable() })
+      .openapi({ description: 'k and the live index prior of the leaderboard shrinkage (null before any score)' }),
+    aggregates_refreshed_at: z.string().nullable(),
     burn_addresses: z.array(z.string()),
   })
   .openapi('Health');
@@ -61,7 +66,11 @@ const route = createRoute({
 export function registerHealth(app: App, ctx: AppContext): void {
   app.openapi(route, async (c) => {
     const networks = ctx.config.chains.map((ch) => ch.network);
-    const [totals, rows] = await Promise.all([indexTotals(ctx.db), chainScanRows(ctx.db, networks)]);
+    const [totals, rows, meta] = await Promise.all([
+      indexTotals(ctx.db),
+      chainScanRows(ctx.db, networks),
+      readRefreshMeta(ctx.db),
+    ]);
     const now = ctx.now();
     c.header('Cache-Control', 'public, max-age=30');
     return c.json(
@@ -86,7 +95,8 @@ export function registerHealth(app: App, ctx: AppContext): void {
         confidence_policy: CONFIDENCE_POLICY,
         reading_policy: { ...READING_POLICY, self_gap: null, combine: 'independent' as const },
         confidence_thresholds: confidenceThresholds(),
-        shrinkage: { k: SHRINKAGE_K },
+        shrinkage: { k: SHRINKAGE_K, prior: meta.prior === null ? null : round6(meta.prior) },
+        aggregates_refreshed_at: meta.refreshed_at,
         burn_addresses: [...BURN_ADDRESSES],
       },
       200,

@@ -1,0 +1,92 @@
+/** The repindex binary, run as a user would: a child process on a temporary data directory. */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+const BIN = join(ROOT, 'bin/repindex.js');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('repindex CLI', () => {
+  it('prints help for the binary and for each command', () => {
+    const top = run(['--help']);
+    expect(top.status).toBe(0);
+    for (const cmd of ['serve', 'index --once', 'migrate', 'demo']) expect(top.stdout).toContain(cmd);
+    for (const cmd of ['serve', 'index', 'migrate', 'demo']) {
+      const r = run([cmd, '--help']);
+      expect(r.status, cmd).toBe(0);
+      expect(r.stdout).toContain(`Usage: repindex ${cmd}`);
+    }
+  });
+
+  it('refuses unknown commands and options', () => {
+    expect(run(['frobnicate']).status).toBe(64);
+    expect(run(['migrate', '--bogus']).status).toBe(64);
+  });
+
+  it('stops on a bad configuration value with a message naming it', () => {
+    const r = run(['migrate'], { PORT: 'abc' });
+    expect(r.status).toBe(78);
+    expect(r.stderr).toContain('PORT must be an integer');
+    const dir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    writeFileSync(join(dir, 'chains.json'), '{"nowhere": {}}');
+    const r2 = run(['migrate'], { CHAINS_FILE: join(dir, 'chains.json') });
+    expect(r2.status).toBe(78);
+    expect(r2.stderr).toContain('unknown network "nowhere"');
+  });
+
+  it('migrates twice harmlessly on the embedded database', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    const first = run(['migrate'], { DATA_DIR: dataDir });
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toContain('applied 0001_core.sql');
+    const second = run(['migrate'], { DATA_DIR: dataDir });
+    expect(second.status).toBe(0);
+    expect(second.stdout).toContain('already up to date');
+  });
+
+  it('serve answers GET /health on a fresh data directory, and a second process is refused', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0' },
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /listening on (http:\/\/\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      const res = await fetch(`${url}/health`);
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body).toMatchObject({ status: 'ok', agents: 0, feedback_entries: 0 });
+      expect(body.chains).toHaveLength(11);
+      // PGlite has no lock of its own: a second process on the same directory must refuse.
+      const second = run(['index', '--once'], { DATA_DIR: dataDir });
+      expect(second.status).toBe(75);
+      expect(second.stderr).toContain('in use by another repindex process');
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  });
+});
