@@ -88,7 +88,8 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
       console.error('[index] another process is running a pass on this index; nothing done.');
       return 2;
     }
-    return report.failed.length > 0 ? 1 : 0;
+    // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
+    return report.failed.length > 0 || report.afterPassError ? 1 : 0;
   } finally {
     await db.close();
   }
@@ -150,8 +151,16 @@ export async function main(argv: string[]): Promise<number> {
         await migrateCommand(config);
         return 0;
       case 'demo': {
-        const { runDemo } = await import('./demo/run-demo.js');
-        await runDemo({ config, serve: values['no-serve'] !== true });
+        const { runDemo, DemoDatabaseError } = await import('./demo/run-demo.js');
+        try {
+          await runDemo({ config, serve: values['no-serve'] !== true });
+        } catch (e) {
+          if (e instanceof DemoDatabaseError) {
+            console.error(`repindex demo: ${e.message}`);
+            return 1;
+          }
+          throw e;
+        }
         return values['no-serve'] === true ? 0 : -1;
       }
     }

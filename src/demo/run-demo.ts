@@ -1,0 +1,240 @@
+/**
+ * The offline demo: three in-process EVM nodes with the chain ids of base (8453), optimism (10)
+ * and arbitrum (42161), the project's own registries deployed on each, the deterministic scenario
+ * played on them (src/demo/scenario.ts), then indexed by the REAL indexer pass into a database
+ * (in-memory PGlite unless a DATABASE_URL is given) and, with `serve`, served by the real API.
+ *
+ * `startDemo()` does everything except serving; integration tests use it as their fixture.
+ */
+import { startLocalNode, type LocalNode } from '../chain/local-node.js';
+import { deployRegistries } from '../chain/registries.js';
+import type { ChainConfig } from '../chains.js';
+import { loadConfig, type Config } from '../config.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { registerChains } from '../indexer/chain-state.js';
+import { runIndexPass, type IndexLogger, type PassReport } from '../indexer/pass.js';
+import { startIndexScheduler } from '../indexer/scheduler.js';
+import { startHttpServer } from '../server.js';
+import {
+  playScenario,
+  SCENARIO_CHAIN_IDS,
+  SCENARIO_NETWORKS,
+  type ScenarioFacts,
+  type ScenarioNode,
+} from './scenario.js';
+
+/** The reorg margin the demo chains use (the production default), covered by empty blocks. */
+export const DEMO_CONFIRMATIONS = 12;
+
+const DEMO_TABLES = ['ratings', 'revocations', 'ownership_transfers', 'agent_metadata', 'agents'] as const;
+
+export class DemoDatabaseError extends Error {
+  override name = 'DemoDatabaseError';
+}
+
+export interface StartDemoOptions {
+  /** postgres://… ; absent/null: PGlite (in memory unless dataDir is given). */
+  databaseUrl?: string | null;
+  /** PGlite data directory; default 'memory://'. */
+  dataDir?: string;
+  /** Base configuration (port, policies, …); default: the built-in defaults, ignoring the environment. */
+  config?: Config;
+  /** Indexer log lines; default: console. */
+  log?: IndexLogger;
+}
+
+export interface Demo {
+  /** The configuration the indexer and the API use: base/optimism/arbitrum on the local nodes, the other 8 chains disabled. */
+  config: Config;
+  db: Database;
+  facts: ScenarioFacts;
+  nodes: ScenarioNode[];
+  /** The report of the indexing pass, and the time the steps took. */
+  pass: PassReport;
+  timings: { nodesMs: number; scenarioMs: number; indexMs: number; totalMs: number };
+  close(): Promise<void>;
+}
+
+/** Points the three scenario chains at their nodes and disables every other chain. */
+export function demoConfig(base: Config, nodes: ScenarioNode[]): Config {
+  const chains: ChainConfig[] = base.chains.map((c) => {
+    const sn = nodes.find((n) => n.network === c.network);
+    if (!sn) return { ...c, enabled: false };
+    return {
+      ...c,
+      kind: 'evm',
+      chainId: sn.node.chainId,
+      rpcUrl: sn.node.rpcUrl,
+      identityRegistry: sn.registries.identityRegistry.toLowerCase(),
+      reputationRegistry: sn.registries.reputationRegistry.toLowerCase(),
+      startBlock: Number(sn.registries.deployBlock),
+      confirmations: DEMO_CONFIRMATIONS,
+      enabled: true,
+    };
+  });
+  return { ...base, chains };
+}
+
+/**
+ * The demo writes only into a database that is empty or that an earlier demo marked as its own
+ * (then it is reset first): it never mixes scenario rows into a real index.
+ */
+async function prepareDemoDatabase(db: Database): Promise<void> {
+  const marked = await db.query(`SELECT 1 FROM indexer_meta WHERE meta_key = 'demo'`);
+  if (marked.length === 0) {
+    const [row] = await db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM ratings) + (SELECT count(*) FROM revocations) AS n`,
+    );
+    if (Number(row?.n ?? 0) > 0) {
+      throw new DemoDatabaseError(
+        'the demo refuses to write into a database that already holds an index: unset DATABASE_URL ' +
+          '(the demo then runs in memory) or point it at an empty database',
+      );
+    }
+    await db.query(
+      `INSERT INTO indexer_meta (meta_key, value) VALUES ('demo', 'true') ON CONFLICT DO NOTHING`,
+    );
+    return;
+  }
+  await db.transaction(async (tx) => {
+    for (const t of DEMO_TABLES) await tx.query(`DELETE FROM ${t}`);
+    await tx.query(
+      `UPDATE chains SET last_scanned_block = NULL, head_at_last_sync = NULL, backfill_complete = FALSE,
+         last_success_at = NULL, last_error = NULL, last_error_at = NULL, start_block = NULL`,
+    );
+  });
+}
+
+export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
+  const t0 = Date.now();
+  const log = opts.log ?? { info: (l: string) => console.log(l), warn: (l: string) => console.warn(l) };
+  const base = opts.config ?? loadConfig({});
+  const started: LocalNode[] = [];
+  let db: Database | null = null;
+  try {
+    // The database opens while the chains start and the scenario plays.
+    const dbReady = (async () => {
+      const d = await openDatabase({
+        databaseUrl: opts.databaseUrl ?? null,
+        dataDir: opts.dataDir ?? 'memory://',
+      });
+      db = d;
+      await migrate(d);
+      await prepareDemoDatabase(d);
+      return d;
+    })();
+    let dbError: unknown = null;
+    dbReady.catch((e: unknown) => {
+      dbError = e ?? new Error('database failed');
+    });
+
+    const nodes: ScenarioNode[] = await Promise.all(
+      SCENARIO_NETWORKS.map(async (network) => {
+        const node = await startLocalNode({ chainId: SCENARIO_CHAIN_IDS[network] });
+        started.push(node);
+        const registries = await deployRegistries(node.rpcUrl, node.privateKeys[0]!);
+        return { network, node, registries };
+      }),
+    );
+    const nodesMs = Date.now() - t0;
+    // A database that cannot be used (or holds a real index) stops the demo before it plays.
+    if (dbError) throw dbError;
+    const facts = await playScenario(nodes);
+    // Cover the reorg margin so that head − confirmations reaches the scenario's last block.
+    await Promise.all(nodes.map((n) => n.node.mine(DEMO_CONFIRMATIONS)));
+    const scenarioMs = Date.now() - t0 - nodesMs;
+
+    const database = await dbReady;
+    const config = demoConfig(base, nodes);
+    await registerChains(database, config.chains);
+    const t1 = Date.now();
+    const pass = await runIndexPass({ db: database, config, log, progress: 'lines' });
+    const indexMs = Date.now() - t1;
+    if (pass.status !== 'ok') throw new Error('the demo index pass could not take the index lock');
+    if (pass.failed.length > 0 || pass.afterPassError) {
+      const why = pass.chains
+        .filter((c) => c.status === 'failed')
+        .map((c) => `${c.network}: ${c.error}`)
+        .concat(pass.afterPassError ? [`aggregates: ${pass.afterPassError}`] : []);
+      throw new Error(`the demo index pass failed (${why.join('; ')})`);
+    }
+    let closed: Promise<void> | null = null;
+    return {
+      config,
+      db: database,
+      facts,
+      nodes,
+      pass,
+      timings: { nodesMs, scenarioMs, indexMs, totalMs: Date.now() - t0 },
+      close() {
+        closed ??= (async () => {
+          await Promise.allSettled(started.map((n) => n.close()));
+          await database.close();
+        })();
+        return closed;
+      },
+    };
+  } catch (e) {
+    await Promise.allSettled(started.map((n) => n.close()));
+    const d = db as Database | null;
+    if (d) await d.close().catch(() => undefined);
+    throw e;
+  }
+}
+
+export async function runDemo(opts: { config: Config; serve: boolean }): Promise<void> {
+  const { config } = opts;
+  console.log(
+    '[demo] starting three local chains (base 8453, optimism 10, arbitrum 42161) and playing the scenario…',
+  );
+  const demo = await startDemo({ databaseUrl: config.databaseUrl, config });
+  const { facts, timings } = demo;
+  console.log(
+    `[demo] scenario: ${facts.totals.agents} agents, ${facts.totals.ratings} ratings, ${facts.totals.revocations} revocations ` +
+      `in ${facts.totals.transactions} transactions; indexed in ${timings.indexMs} ms (total ${timings.totalMs} ms, ` +
+      `database: ${demo.db.kind}${config.databaseUrl ? '' : ' in memory'})`,
+  );
+  for (const n of demo.nodes) {
+    console.log(
+      `[demo] ${n.network}: ${n.node.rpcUrl} (chain id ${n.node.chainId}), identity ${n.registries.identityRegistry}, reputation ${n.registries.reputationRegistry}`,
+    );
+  }
+  if (!opts.serve) {
+    await demo.close();
+    return;
+  }
+  const server = await startHttpServer(
+    { config: demo.config, db: demo.db, now: () => new Date() },
+    { host: config.host, port: config.port },
+  );
+  if (config.port === 0) demo.config.baseUrl = server.url;
+  const scheduler = startIndexScheduler({ db: demo.db, config: demo.config, runAtStart: false });
+  const u = server.url;
+  const wallet = facts.multiChainOwner.address;
+  console.log(`[demo] serving the index on ${u}  (Ctrl-C stops)`);
+  console.log(
+    [
+      'Try:',
+      `  curl -s ${u}/health`,
+      `  curl -s ${u}/chains`,
+      `  curl -s ${u}/wallets/${wallet}/chains`,
+      `  curl -s ${u}/leaderboard`,
+      `  curl -s ${u}/feed?limit=5`,
+      `  curl -s ${u}/search/${facts.sameAgentIdOnTwoChains.agentId}`,
+      `  curl -s ${u}/stats/facets`,
+    ].join('\n'),
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[demo] ${signal}: shutting down`);
+    await scheduler.stop();
+    await server.close();
+    await demo.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,137 @@
+/**
+ * The chain-kind-neutral scanner interface. A scanner (EVM today, Solana later) turns a block (or
+ * slot) range into NORMALISED events; the shared ingest (ingest.ts) writes them with the chain's
+ * checkpoint in one transaction. Normalised means: addresses as the chain spells them (EVM ones
+ * lower-cased), agent ids and counters as decimal strings, every chain string already made safe
+ * for PostgreSQL TEXT (see sanitizeText), block times from the chain's own clock.
+ */
+
+/** Where an event sits on its chain; (network, txHash, logIndex) is its identity. */
+export interface EventPosition {
+  network: string;
+  txHash: string;
+  /** Index of the log in its block (EVM) or of the event in its transaction (Solana). */
+  logIndex: number;
+  blockNumber: number;
+  /** The block's on-chain timestamp; null = undated (the chain did not give one). */
+  blockTime: Date | null;
+}
+
+/** Registered(agentId, agentURI, owner): `minter` is Registered.owner, not the current owner. */
+export interface RegisteredEvent extends EventPosition {
+  kind: 'registered';
+  agentId: string;
+  agentUri: string;
+  minter: string;
+}
+
+/** ERC-721 Transfer (a mint has from = the zero address): moves the current owner. */
+export interface TransferEvent extends EventPosition {
+  kind: 'transfer';
+  agentId: string;
+  from: string;
+  to: string;
+}
+
+export interface UriUpdatedEvent extends EventPosition {
+  kind: 'uri';
+  agentId: string;
+  uri: string;
+  updatedBy: string;
+}
+
+export interface MetadataSetEvent extends EventPosition {
+  kind: 'metadata';
+  agentId: string;
+  key: string;
+  /** The raw bytes as 0x-prefixed lower-case hex. */
+  valueHex: string;
+  /** The UTF-8 reading of the bytes when they decode cleanly (no NUL); null otherwise. */
+  valueText: string | null;
+}
+
+export interface FeedbackEvent extends EventPosition {
+  kind: 'feedback';
+  agentId: string;
+  rater: string;
+  feedbackIndex: string;
+  /** int128 raw value, decimal string. */
+  valueRaw: string;
+  valueDecimals: number;
+  /** Exact decimal valueRaw / 10^valueDecimals (bigint arithmetic, no float). */
+  value: string;
+  tag1: string;
+  tag2: string;
+  endpoint: string;
+  feedbackUri: string;
+  feedbackHash: string | null;
+}
+
+export interface RevocationEvent extends EventPosition {
+  kind: 'revocation';
+  agentId: string;
+  rater: string;
+  feedbackIndex: string;
+}
+
+export type IndexEvent =
+  RegisteredEvent | TransferEvent | UriUpdatedEvent | MetadataSetEvent | FeedbackEvent | RevocationEvent;
+
+/** One contiguous, fully scanned range [from, to] and every event in it. */
+export interface ScanBatch {
+  from: number;
+  to: number;
+  events: IndexEvent[];
+}
+
+export interface ChainScanner {
+  readonly network: string;
+  /**
+   * Checks that the endpoint serves the configured chain (throws with a clear message otherwise).
+   */
+  verify(): Promise<void>;
+  /** The chain's current head block (slot), before any confirmation margin. */
+  head(): Promise<number>;
+  /** The first block worth scanning when neither the config nor the database knows it. */
+  discoverStartBlock(head: number): Promise<number>;
+  /**
+   * Scans [from, to] in order, yielding contiguous batches that cover the range exactly. The
+   * scanner chooses the batch sizes (adaptive ranges) and owns retries; an error it gives up on
+   * is thrown out of the iterator.
+   */
+  scan(from: number, to: number): AsyncIterable<ScanBatch>;
+}
+
+// ------------------------------------------------------------------ shared normalisation helpers
+
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must go
+const NUL_RE = /\u0000/g;
+const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Makes a hostile chain string storable in PostgreSQL TEXT: NUL (rejected by PostgreSQL) and lone
+ * surrogates (not encodable as UTF-8) become U+FFFD, the same mark an invalid UTF-8 sequence gets
+ * when the bytes are decoded. Everything else (quotes, `<script>`, very long text) is kept intact:
+ * escaping is the renderer's job.
+ */
+export function sanitizeText(s: string): string {
+  return s.replace(NUL_RE, '\uFFFD').replace(LONE_SURROGATE_RE, '\uFFFD');
+}
+
+/** Caps a string that is part of a database key (btree entries are limited to ~2.7 kB). */
+export function capKeyText(s: string, maxChars: number): string {
+  return s.length <= maxChars ? s : s.slice(0, maxChars);
+}
+
+/** Exact decimal string of raw / 10^decimals (trailing fractional zeros trimmed). */
+export function scaleDecimal(raw: bigint, decimals: number): string {
+  if (!Number.isInteger(decimals) || decimals < 0) throw new RangeError(`bad decimals ${decimals}`);
+  const negative = raw < 0n;
+  const abs = negative ? -raw : raw;
+  if (decimals === 0) return (negative ? '-' : '') + abs.toString();
+  const digits = abs.toString().padStart(decimals + 1, '0');
+  const int = digits.slice(0, digits.length - decimals);
+  const frac = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  const body = frac ? `${int}.${frac}` : int;
+  return negative && body !== '0' ? `-${body}` : body;
+}
