@@ -97,3 +97,23 @@ describe('storage', () => {
     await again.close();
   });
 });
+
+describe('data directory lock', () => {
+  it('takes over a lock whose holder died, and refuses one whose holder lives', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawnSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'repindex-stale-'));
+    // A lock as a killed process leaves it: fresh lock directory, pid file of a dead process.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    mkdirSync(join(dir, '.repindex.lock'));
+    writeFileSync(join(dir, '.repindex.pid'), dead.stdout);
+    const db = await openDatabase({ databaseUrl: null, dataDir: dir });
+    await db.close();
+    // A live holder (this very test process, via a pid file naming our parent) is respected.
+    mkdirSync(join(dir, '.repindex.lock'));
+    writeFileSync(join(dir, '.repindex.pid'), String(process.ppid));
+    await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(/in use by another repindex process/);
+  });
+});

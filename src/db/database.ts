@@ -5,7 +5,7 @@
  *  - NUMERIC → exact decimal string (both drivers already agree);
  *  - TIMESTAMPTZ → Date; JSONB → parsed value; arrays → JS arrays.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
@@ -123,6 +123,46 @@ function openPostgres(url: string): Database {
 
 // ---------------------------------------------------------------- PGlite
 
+const lockPath = (dir: string) => `${dir}/.repindex.lock`;
+const pidPath = (dir: string) => `${dir}/.repindex.pid`;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes the data-directory lock. A lock left by a process that died (kill -9) would otherwise
+ * block a restart until it goes stale; the holder's pid file tells a dead holder from a live one.
+ */
+async function lockDataDir(dir: string): Promise<() => Promise<void>> {
+  const opts = { lockfilePath: lockPath(dir), stale: 30_000, update: 10_000 };
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(dir, opts);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ELOCKED') throw e;
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(pidPath(dir), 'utf8').trim());
+    } catch {
+      throw e;
+    }
+    if (!Number.isInteger(holder) || holder === process.pid || processAlive(holder)) throw e;
+    rmSync(lockPath(dir), { recursive: true, force: true });
+    release = await lockfile.lock(dir, opts);
+  }
+  writeFileSync(pidPath(dir), String(process.pid));
+  return async () => {
+    rmSync(pidPath(dir), { force: true });
+    await release();
+  };
+}
+
 async function openPglite(dataDir: string): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   let releaseLock: (() => Promise<void>) | null = null;
@@ -135,7 +175,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     mkdirSync(dir, { recursive: true });
     // PGlite takes no lock of its own: two processes on one directory silently lose rows.
     try {
-      releaseLock = await lockfile.lock(dir, { lockfilePath: `${dir}/.repindex.lock`, stale: 30_000, update: 10_000 });
+      releaseLock = await lockDataDir(dir);
     } catch (e) {
       if ((e as { code?: string }).code === 'ELOCKED') {
         throw new DataDirLockedError(
