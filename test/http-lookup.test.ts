@@ -431,7 +431,7 @@ describe('GET /search/{q}', () => {
     const id = String(agentId);
     const { body } = await get(`/search/${id}`);
     expect(body.interpretations).toEqual(['evm_agent_id']);
-    expect(body.source).toBe('live:agents+ratings');
+    expect(body.source).toBe('aggregate:agents+agg_agent');
     expect(body.refreshed_at).toBeNull();
     const networks = agents
       .filter((a) => a.agent_id === id && a.network !== 'solana')
@@ -452,7 +452,7 @@ describe('GET /search/{q}', () => {
         total_reviews: exp.total_reviews,
         distinct_raters: exp.distinct_raters,
         detail_route: `GET /reputation/agent/${m.network}/${id}`,
-        source: 'live:agents+ratings',
+        source: 'aggregate:agents+agg_agent',
       });
     }
     for (const o of expectedOwners) {
@@ -515,10 +515,10 @@ describe('GET /search/{q}', () => {
         total_reviews: 0,
         distinct_raters: 0,
         detail_route: `GET /reputation/agent/solana/${BOTH}`,
-        source: 'live:agents+ratings',
+        source: 'aggregate:agents+agg_agent',
       },
     ]);
-    expect(both.source).toBe('aggregate:agg_wallet_chain, live:agents+ratings');
+    expect(both.source).toBe('aggregate:agg_wallet_chain, aggregate:agents+agg_agent');
 
     const asset = (await get(`/search/${SOL_ASSET}`)).body;
     expect(asset.matches).toHaveLength(1);

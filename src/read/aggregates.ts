@@ -8,6 +8,7 @@ import { SHRINKAGE_K } from '../scoring/policies.js';
 import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from './sql-fragments.js';
 
 const AGG_TABLES = [
+  'agg_agent',
   'agg_wallet_chain',
   'agg_wallet',
   'agg_chain',
@@ -28,6 +29,7 @@ export async function refreshAggregates(db: Database, now: () => Date = () => ne
   const started = Date.now();
   return db.transaction(async (tx) => {
     for (const t of AGG_TABLES) await tx.query(`DELETE FROM ${t}`);
+    await refreshAgents(tx);
     await refreshWalletChains(tx);
     await refreshWallets(tx);
     await refreshChains(tx);
@@ -45,6 +47,19 @@ export async function refreshAggregates(db: Database, now: () => Date = () => ne
     );
     return { refreshed_at: refreshedAt, wallets: p?.wallets ?? 0, prior: p?.prior ?? null, millis: Date.now() - started };
   });
+}
+
+async function refreshAgents(tx: Queryable): Promise<void> {
+  // An id whose owner is not known yet has no self-ratings to set apart (owner compared as '').
+  const owner = "coalesce(a.owner, '')";
+  await tx.query(`
+    INSERT INTO agg_agent (network, agent_id, ratings, total_reviews, eligible_sum, distinct_raters)
+    SELECT r.network, r.agent_id, count(*)::int,
+           (count(*) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int,
+           sum(r.value) FILTER (WHERE ${ELIGIBLE('r', owner)}),
+           (count(DISTINCT r.rater) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int
+      FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
+     GROUP BY r.network, r.agent_id`);
 }
 
 async function refreshWalletChains(tx: Queryable): Promise<void> {

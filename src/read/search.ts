@@ -1,13 +1,12 @@
 /**
  * Queries behind `GET /search/{q}`: exact match only (no prefix, wildcard, listing or paging).
  * The wallet reading reuses the per-chain aggregate of src/read/wallets.ts; the agent-id reading is
- * one indexed lookup of that id on the given networks (agents_agent_id_idx, then ratings_agent_idx)
- * with the eligibility rule spelled once in sql-fragments.ts.
+ * one indexed lookup of that id on the given networks (agents_agent_id_idx) joined to the per-agent
+ * aggregate refreshed after each index pass (agg_agent), so a free request never scans ratings.
  */
 import type { Queryable } from '../db/database.js';
-import { ELIGIBLE } from './sql-fragments.js';
 
-export const AGENT_LOOKUP_SOURCE = 'live:agents+ratings';
+export const AGENT_LOOKUP_SOURCE = 'aggregate:agents+agg_agent';
 
 /** One agent id found on one network, with the eligible aggregate of the ratings it received. */
 export interface AgentIdRow {
@@ -32,17 +31,13 @@ export async function findAgentsById(
   networks: readonly string[],
 ): Promise<AgentIdRow[]> {
   if (networks.length === 0) return [];
-  const owner = "coalesce(a.owner, '')";
   const rows = await db.query<Record<string, unknown>>(
     `SELECT a.network, a.agent_id, a.owner, a.declared_type,
-            count(r.tx_hash)::int AS ratings,
-            (count(r.tx_hash) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int AS total_reviews,
-            (sum(r.value) FILTER (WHERE ${ELIGIBLE('r', owner)}))::text AS eligible_sum,
-            (count(DISTINCT r.rater) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int AS distinct_raters
+            coalesce(g.ratings, 0) AS ratings, coalesce(g.total_reviews, 0) AS total_reviews,
+            g.eligible_sum::text AS eligible_sum, coalesce(g.distinct_raters, 0) AS distinct_raters
        FROM agents a
-       LEFT JOIN ratings r ON r.network = a.network AND r.agent_id = a.agent_id
-      WHERE a.agent_id = $1 AND a.network = ANY($2::text[])
-      GROUP BY a.network, a.agent_id, a.owner, a.declared_type`,
+       LEFT JOIN agg_agent g ON g.network = a.network AND g.agent_id = a.agent_id
+      WHERE a.agent_id = $1 AND a.network = ANY($2::text[])`,
     [agentId, [...networks]],
   );
   return rows.map((r) => ({
