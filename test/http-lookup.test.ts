@@ -432,7 +432,7 @@ describe('GET /search/{q}', () => {
     const { body } = await get(`/search/${id}`);
     expect(body.interpretations).toEqual(['evm_agent_id']);
     expect(body.source).toBe('aggregate:agents+agg_agent');
-    expect(body.refreshed_at).toBeNull();
+    expect(body.refreshed_at).toBe(refreshedAt);
     const networks = agents
       .filter((a) => a.agent_id === id && a.network !== 'solana')
       .map((a) => a.network)

@@ -18,6 +18,7 @@ import {
   type WalletChainRow,
 } from '../../../read/wallets.js';
 import { AGENT_LOOKUP_SOURCE, findAgentsById } from '../../../read/search.js';
+import { readRefreshMeta } from '../../../read/aggregates.js';
 import {
   caveatsNotComputedInPreview,
   meanFromAggregate,
@@ -212,7 +213,7 @@ const SearchResultSchema = z
     policy_version: z.string(),
     source: z.string().openapi({ description: 'The sources read for this answer, comma-separated.' }),
     refreshed_at: z.string().nullable().openapi({
-      description: 'Refresh time of the aggregate when a wallet reading was looked up; null when only live rows were read.',
+      description: 'Refresh time of the aggregates this answer was read from; null before the first index pass.',
     }),
   })
   .openapi('SearchResult');
@@ -413,6 +414,7 @@ export function registerLookupRoutes(app: App, ctx: AppContext): void {
     const agentReading = async (id: string, networks: readonly string[], as: Interpretation) => {
       const rows = await findAgentsById(ctx.db, id, networks);
       sources.add(AGENT_LOOKUP_SOURCE);
+      refreshedAt ??= (await readRefreshMeta(ctx.db)).refreshed_at;
       for (const r of rows.sort((a, b) => order(a.network, b.network))) {
         matches.push({
           interpreted_as: as,
