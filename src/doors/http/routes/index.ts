@@ -5,6 +5,8 @@ import { registerAggregateRoutes } from './aggregates.js';
 import { registerLookupRoutes } from './lookup.js';
 import { registerMetaRoutes } from './meta.js';
 import { registerDocsRoutes } from './docs.js';
+import { registerBadgeRoutes } from './badge.js';
+import { registerA2aRoutes } from './a2a.js';
 
 export function registerRoutes(app: App, ctx: AppContext): void {
   registerHealth(app, ctx);
@@ -14,6 +16,10 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerLookupRoutes(app, ctx);
   // /pricing, /manifesto, /workflows.json, /.well-known/*, /names/*, /auth*, /me*
   registerMetaRoutes(app, ctx);
+  // /badge/{wallet}.svg
+  registerBadgeRoutes(app, ctx);
+  // POST /a2a, /.well-known/agent-card.json, CORS preflight of /a2a and /mcp (not in the OpenAPI document)
+  registerA2aRoutes(app, ctx);
   // /openapi.json, /docs, /redoc (last: the document describes every route above)
   registerDocsRoutes(app, ctx);
 }
