@@ -7,91 +7,11 @@
  *   DATABASE_URL=postgres://… npx tsx bench/indexer-ingest.ts   # also PostgreSQL (private schema, dropped after)
  *   BENCH_EVENTS=500000 BENCH_BATCH=10000 npx tsx bench/indexer-ingest.ts
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { openDatabase, type Database } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
+import type { Database } from '../src/db/database.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import type { IndexEvent } from '../src/indexer/scanner.js';
-
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
-const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
-const AGENTS = 500;
-const RATERS = 4_999; // coprime with the revocation period
-
-const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
-const addr = (i: number) => `0x${hex(i + 1, 40)}`;
-
-/** Deterministic synthetic events: ~5 logs per block, one campaign agent gets 40 % of the ratings. */
-function* batches(): Generator<{ to: number; events: IndexEvent[] }> {
-  const counters = new Map<string, number>();
-  let events: IndexEvent[] = [];
-  let block = 1_000_000;
-  let logIndex = 0;
-  const t0 = Date.UTC(2026, 0, 1);
-  for (let i = 0; i < EVENTS; i++) {
-    if (i % 5 === 0) {
-      block++;
-      logIndex = 0;
-    }
-    const pos = {
-      network: 'base',
-      txHash: `0x${hex(i, 64)}`,
-      logIndex: logIndex++,
-      blockNumber: block,
-      blockTime: new Date(t0 + block * 2000),
-    };
-    if (i < AGENTS * 2) {
-      const agentId = String(i >> 1);
-      events.push(
-        i % 2 === 0
-          ? { ...pos, kind: 'transfer', agentId, from: addr(-1 + 0), to: addr(10_000 + (i >> 1)) }
-          : {
-              ...pos,
-              kind: 'registered',
-              agentId,
-              agentUri: `https://agents.example/${agentId}.json`,
-              minter: addr(9_999),
-            },
-      );
-    } else {
-      const agentId = String(i % 10 < 4 ? 0 : i % AGENTS);
-      const rater = addr(i % RATERS);
-      const key = `${agentId}|${rater}`;
-      const last = counters.get(key) ?? 0;
-      if (i % 100 === 0 && last > 0) {
-        events.push({ ...pos, kind: 'revocation', agentId, rater, feedbackIndex: String(last) });
-      } else {
-        const idx = last + 1;
-        counters.set(key, idx);
-        const raw = BigInt(4000 + (i % 6001));
-        events.push({
-          ...pos,
-          kind: 'feedback',
-          agentId,
-          rater,
-          feedbackIndex: String(idx),
-          valueRaw: raw.toString(),
-          valueDecimals: 2,
-          value: (Number(raw) / 100).toString(),
-          tag1: ['trust', 'liveness', 'contractRisk', 'activity', ''][i % 5]!,
-          tag2: '',
-          endpoint: 'https://agent.example/a2a',
-          feedbackUri: `https://feedback.example/${i}`,
-          feedbackHash: `0x${hex(i, 64)}`,
-        });
-      }
-    }
-    if (events.length >= BATCH) {
-      yield { to: block, events };
-      events = [];
-    }
-  }
-  if (events.length) yield { to: block, events };
-}
+import { BATCH, batches, onEachDatabase } from './synthetic-index.js';
 
 async function run(label: string, db: Database): Promise<void> {
-  await migrate(db);
   await db.query(`INSERT INTO chains (network, kind) VALUES ('base', 'evm') ON CONFLICT DO NOTHING`);
   let n = 0;
   let ratings = 0;
@@ -131,27 +51,4 @@ async function run(label: string, db: Database): Promise<void> {
   if (check?.r !== ratings) throw new Error('row count mismatch');
 }
 
-const pglite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
-try {
-  await run('PGlite (in memory)', pglite);
-} finally {
-  await pglite.close();
-}
-
-const url = process.env.DATABASE_URL;
-if (url) {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
-  try {
-    await run('PostgreSQL', db);
-  } finally {
-    await db.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  }
-}
+await onEachDatabase(run);

@@ -3,6 +3,7 @@ import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { registerChains } from '../src/indexer/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
+import { ingestBatch } from '../src/indexer/ingest.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 describe('GET /health on an empty index', () => {
@@ -44,11 +45,23 @@ describe('GET /health on an empty index', () => {
   });
 
   it('is the same under /v1 and reflects counts, scan state and the live prior', async () => {
-    await t.db.query(`INSERT INTO agents (network, agent_id, owner) VALUES ('base', '1', '0xaa'), ('celo', '1', '0xbb')`);
-    await t.db.query(
-      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals, value, block_number)
-       VALUES ('base', '0x01', 0, '1', '0xcc', 1, 80, 0, 80, 5), ('celo', '0x02', 0, '1', '0xcc', 1, 40, 0, 40, 5)`,
-    );
+    // Through the real ingest, which keeps the live counters /health reads.
+    const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
+    const transfer = (network: string, to: string) => ({
+      ...at, kind: 'transfer' as const, network, txHash: `0x${network}01`, logIndex: 0, agentId: '1',
+      from: '0x0000000000000000000000000000000000000000', to,
+    });
+    const feedback = (network: string, value: string) => ({
+      ...at, kind: 'feedback' as const, network, txHash: `0x${network}02`, logIndex: 0, agentId: '1', rater: '0xcc',
+      feedbackIndex: '1', valueRaw: value, valueDecimals: 0, value, tag1: '', tag2: '', endpoint: '', feedbackUri: '',
+      feedbackHash: null,
+    });
+    for (const [network, owner, value] of [['base', '0xaa', '80'], ['celo', '0xbb', '40']] as const) {
+      const events = [transfer(network, owner), feedback(network, value)];
+      const cp = { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false };
+      await ingestBatch(t.db, events, cp);
+      await ingestBatch(t.db, events, cp); // a replay inserts nothing and counts nothing
+    }
     await t.db.query(
       `UPDATE chains SET last_scanned_block = 100, head_at_last_sync = 112, backfill_complete = true,
               last_success_at = '2026-10-31T18:00:00Z' WHERE network = 'base'`,

@@ -281,6 +281,15 @@ describe('indexer pass on a local chain', () => {
       revokedApplied: 0,
     });
     expect(await dumpIndex(t.db, ['base'])).toEqual(before);
+    // the live counters behind /health moved by real inserts only: they equal the table counts
+    const [c] = await t.db.query<Record<string, number>>(
+      `SELECT agents_count AS a, ratings_count AS r,
+              (SELECT count(*) FROM agents WHERE network = 'base') AS ta,
+              (SELECT count(*) FROM ratings WHERE network = 'base') AS tr
+         FROM chains WHERE network = 'base'`,
+    );
+    expect(c!.r).toBeGreaterThan(0);
+    expect([c!.a, c!.r]).toEqual([c!.ta, c!.tr]);
   });
 
   it('keeps feedback for an agent not seen yet, and revocations that arrive before their rating', async () => {

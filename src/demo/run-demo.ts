@@ -101,7 +101,8 @@ async function prepareDemoDatabase(db: Database): Promise<void> {
     for (const t of DEMO_TABLES) await tx.query(`DELETE FROM ${t}`);
     await tx.query(
       `UPDATE chains SET last_scanned_block = NULL, head_at_last_sync = NULL, backfill_complete = FALSE,
-         last_success_at = NULL, last_error = NULL, last_error_at = NULL, start_block = NULL`,
+         last_success_at = NULL, last_error = NULL, last_error_at = NULL, start_block = NULL,
+         agents_count = 0, ratings_count = 0`,
     );
   });
 }

@@ -94,6 +94,17 @@ function pick<T extends { blockNumber: number; logIndex: number }>(
   return [...m.values()];
 }
 
+/**
+ * Wraps an INSERT so the chain's live counter (GET /health) moves by the rows it really inserted,
+ * in the same statement and transaction; selects that number as `n`.
+ */
+function countedInsert(insert: string, counter: 'agents_count' | 'ratings_count'): string {
+  return `WITH ins AS (${insert} RETURNING network),
+    bump AS (UPDATE chains c SET ${counter} = c.${counter} + x.n
+               FROM (SELECT network, count(*) AS n FROM ins GROUP BY network) x WHERE c.network = x.network)
+    SELECT count(*)::int AS n FROM ins`;
+}
+
 async function count(tx: Queryable, sql: string, params: unknown[]): Promise<number> {
   const [row] = await tx.query<{ n: number }>(sql, params);
   return Number(row?.n ?? 0);
@@ -163,8 +174,11 @@ export async function writeEvents(tx: Queryable, events: readonly IndexEvent[]):
     const agents = pick(identityEvents, agentKey, 'first');
     for (const c of chunks(agents)) {
       await tx.query(
-        `INSERT INTO agents (network, agent_id)
-         SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (network, agent_id) DO NOTHING`,
+        countedInsert(
+          `INSERT INTO agents (network, agent_id)
+           SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (network, agent_id) DO NOTHING`,
+          'agents_count',
+        ),
         [c.map((e) => e.network), c.map((e) => e.agentId)],
       );
     }
@@ -302,14 +316,15 @@ export async function writeEvents(tx: Queryable, events: readonly IndexEvent[]):
   for (const c of chunks(feedback)) {
     counts.ratings += await count(
       tx,
-      `WITH ins AS (
-         INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
+      countedInsert(
+        `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
                               value, tag1, tag2, endpoint, feedback_uri, feedback_hash, block_number, block_time)
          SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::numeric[], $7::numeric[],
                               $8::smallint[], $9::numeric[], $10::text[], $11::text[], $12::text[], $13::text[],
                               $14::text[], $15::bigint[], $16::timestamptz[])
-         ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING 1)
-       SELECT count(*)::int AS n FROM ins`,
+         ON CONFLICT (network, tx_hash, log_index) DO NOTHING`,
+        'ratings_count',
+      ),
       [
         c.map((e) => e.network),
         c.map((e) => e.txHash),

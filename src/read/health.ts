@@ -25,9 +25,13 @@ export async function chainScanRows(db: Queryable, networks: readonly string[]):
   return networks.map((n) => byNet.get(n)).filter((r): r is ChainScanRow & Record<string, unknown> => !!r);
 }
 
+/**
+ * Live totals from the per-chain counters the ingest keeps in step with its inserts (same
+ * transaction), so /health never counts the ratings table.
+ */
 export async function indexTotals(db: Queryable): Promise<{ agents: number; feedback_entries: number }> {
-  const [row] = await db.query<{ agents: number; feedback_entries: number }>(
-    `SELECT (SELECT count(*) FROM agents) AS agents, (SELECT count(*) FROM ratings) AS feedback_entries`,
+  const [row] = await db.query<{ agents: number | bigint | null; feedback_entries: number | bigint | null }>(
+    `SELECT sum(agents_count)::bigint AS agents, sum(ratings_count)::bigint AS feedback_entries FROM chains`,
   );
   return { agents: Number(row?.agents ?? 0), feedback_entries: Number(row?.feedback_entries ?? 0) };
 }
