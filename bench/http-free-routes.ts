@@ -62,6 +62,7 @@ async function run(label: string, db: Database): Promise<void> {
           `${String(res.latency.p50).padStart(8)} ${String(res.latency.p99).padStart(7)} ${String(res.non2xx).padStart(8)}`,
       );
     }
+    console.log('(/wallets/{wallet}/exists has its own budget, 10/s burst 20: its non-2xx are those 429s.)');
   } finally {
     await server.close();
   }
