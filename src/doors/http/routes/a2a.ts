@@ -1,5 +1,168 @@
+/**
+ * The A2A door: JSON-RPC 2.0 over `POST /a2a` (and `/v1/a2a`), the agent card
+ * `GET /.well-known/agent-card.json`, and the open CORS of `/a2a` and `/mcp` (only the preflight
+ * of `/mcp` lives here; the MCP door itself is built elsewhere).
+ *
+ * The door re-implements no query: `message/send` is answered by calling THIS app in process
+ * (`app.request('/wallets/…/chains' | '/search/…' | '/health')`, which skips the rate limiter: the
+ * POST to /a2a was already counted) and formatting the JSON those handlers return
+ * (src/doors/a2a/dispatch.ts). No SQL here.
+ *
+ * `/a2a` is registered with plain Hono methods, so it stays out of the OpenAPI document (the
+ * contract); the agent card is a normal free GET and is declared there. There is only the API
+ * host in this build: the door is served from it, never from a separate "site host".
+ *
+ * HTTP statuses: 200 for every JSON-RPC answer (success, -32600, -32601, -32603), 400 for -32700
+ * (the body is not JSON), 413 (with a -32600 envelope) for a body over {@link MAX_BODY_BYTES},
+ * 405 `{detail}` for GET, HEAD, PUT, PATCH and DELETE on /a2a, 204 for the CORS preflight.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRoute } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { App, AppContext } from '../context.js';
+import { agentCard, AgentCardSchema } from '../../a2a/agent-card.js';
+import { answerText, extractText } from '../../a2a/dispatch.js';
+import {
+  errorResponse,
+  internalError,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  parseRequest,
+  successResponse,
+  type JsonRpcId,
+} from '../../a2a/jsonrpc.js';
 
-export function registerA2aRoutes(_app: App, _ctx: AppContext): void {
-  // routes are added here
+/** Longest request body read; a `message/send` carrying a wallet fits in a few hundred bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** The open CORS of the two agent doors (the contract: /a2a and /mcp). */
+export const DOOR_CORS_PREFLIGHT: Readonly<Record<string, string>> = Object.freeze({
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST, GET, OPTIONS',
+  'access-control-allow-headers': 'content-type',
+  'access-control-max-age': '600',
+});
+
+const DOOR_PATH = /^(?:\/v1)?\/(a2a|mcp)$/;
+
+/**
+ * Answers the preflight (`OPTIONS`) of /a2a and /mcp with 204 and the open CORS headers, and puts
+ * `access-control-allow-origin: *` on every other answer of those two paths that runs after it.
+ * Registered on `/a2a/*` and `/mcp/*` (Hono's `/x/*` also matches `/x`) and acting only on the exact
+ * paths: `/mcp/anything` is left to the router (404).
+ */
+const doorCors: MiddlewareHandler = async (c, next) => {
+  if (!DOOR_PATH.test(c.req.path)) return next();
+  if (c.req.method === 'OPTIONS') {
+    for (const [k, v] of Object.entries(DOOR_CORS_PREFLIGHT)) c.header(k, v);
+    return c.body(null, 204);
+  }
+  await next();
+  c.res.headers.set('access-control-allow-origin', '*');
+};
+
+class BodyTooLarge extends Error {}
+
+/** The request body as text, refused unread past MAX_BODY_BYTES (declared or streamed). */
+async function readBoundedBody(c: Context): Promise<string> {
+  const declared = Number(c.req.header('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw new BodyTooLarge();
+  const stream = c.req.raw.body;
+  if (!stream) return '';
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+const agentCardRoute = createRoute({
+  method: 'get',
+  path: '/.well-known/agent-card.json',
+  operationId: 'getAgentCard',
+  tags: ['free'],
+  summary: 'A2A agent card (protocol 0.3.0): the JSON-RPC endpoint, its two skills and its capabilities (free)',
+  description:
+    'Discovery document of the A2A door. The door takes JSON-RPC 2.0 `message/send` only and answers with one ' +
+    'message (never a task): the free per-chain preview of an EVM address or a Solana key, or the index status. No ' +
+    'streaming, no push notifications, no payment over the door. The door itself is not part of this schema.',
+  responses: {
+    200: { description: 'The agent card', content: { 'application/json': { schema: AgentCardSchema } } },
+  },
+});
+
+export function registerA2aRoutes(app: App, ctx: AppContext): void {
+  app.use('/a2a/*', doorCors);
+  app.use('/mcp/*', doorCors);
+
+  /** In process through the same app (and its handlers); the JSON of a 200, else an error. */
+  const get = async (path: string): Promise<unknown> => {
+    const res = await app.request(path, { headers: { accept: 'application/json' } });
+    if (res.status !== 200) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new Error(`in-process GET answered ${res.status}`);
+    }
+    return res.json();
+  };
+
+  const rpc = (c: Context, body: unknown, status: 200 | 400 | 413 = 200) => {
+    c.header('Cache-Control', 'no-store');
+    return c.json(body as object, status);
+  };
+
+  app.post('/a2a', async (c) => {
+    let raw: string;
+    try {
+      raw = await readBoundedBody(c);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) {
+        return rpc(c, errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`), 413);
+      }
+      return rpc(c, errorResponse(null, PARSE_ERROR, 'Parse error: the body could not be read'), 400);
+    }
+    const req = parseRequest(raw);
+    if (req.kind === 'parse-error') return rpc(c, req.error, 400);
+    if (req.kind !== 'message-send') return rpc(c, req.error);
+    const id: JsonRpcId = req.id;
+    try {
+      const text = await answerText(extractText(req.params), { get });
+      return rpc(
+        c,
+        successResponse(id, { kind: 'message', role: 'agent', messageId: randomUUID(), parts: [{ kind: 'text', text }] }),
+      );
+    } catch (e) {
+      // Never echo the message text (hostile input) into the log.
+      console.error(`[a2a] message/send failed: ${e instanceof Error ? e.message : String(e)}`);
+      return rpc(c, internalError(id));
+    }
+  });
+
+  // Wrong HTTP method: 405 {detail}. Hono answers HEAD with the GET handler (no body).
+  app.on(['GET', 'PUT', 'PATCH', 'DELETE'], '/a2a', (c) => {
+    c.header('Allow', 'POST, OPTIONS');
+    return c.json(
+      {
+        detail:
+          'Method Not Allowed: this is the A2A door, JSON-RPC 2.0 over POST (method message/send). ' +
+          'The agent card is GET /.well-known/agent-card.json.',
+      },
+      405,
+    );
+  });
+
+  app.openapi(agentCardRoute, (c) => {
+    c.header('Cache-Control', 'public, max-age=300');
+    // Cards are fetched cross-origin by browser clients.
+    c.header('Access-Control-Allow-Origin', '*');
+    return c.json(agentCard(ctx.config.baseUrl), 200);
+  });
 }
