@@ -7,6 +7,7 @@ import { registerMetaRoutes } from './meta.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
+import { registerMcpRoutes } from './mcp.js';
 
 export function registerRoutes(app: App, ctx: AppContext): void {
   registerHealth(app, ctx);
@@ -20,6 +21,8 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerBadgeRoutes(app, ctx);
   // POST /a2a, /.well-known/agent-card.json, CORS preflight of /a2a and /mcp (not in the OpenAPI document)
   registerA2aRoutes(app, ctx);
+  // POST /mcp (after the A2A registration: its CORS middleware covers /mcp too; not in the OpenAPI document)
+  registerMcpRoutes(app, ctx);
   // /openapi.json, /docs, /redoc (last: the document describes every route above)
   registerDocsRoutes(app, ctx);
 }
