@@ -1,0 +1,214 @@
+/**
+ * `GET /reputation/agent/{network}/{agent_id}`: one agent and EVERY rating it received, each with
+ * its transaction, block, log index, rater, facet (tag1), value (number at full precision plus the
+ * exact string) and revoked marker with the revoking transaction; beside them the agent's score,
+ * `confidence`, `caveats[]` and `policy_version`, computed with the same policy as the wallet
+ * route, relative to the agent's CURRENT owner (its ratings by that owner are self-ratings).
+ *
+ * Choices where the seed is silent (documented):
+ *  - unknown `network` → 404 `unknown_network` with `known_networks`, exactly like
+ *    `GET /chains/{network}` (the network is a path segment: an unknown one names no resource);
+ *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalised "007" → "7";
+ *    base58 on solana) → 422;
+ *  - agent not indexed (no identity row and no rating) → 404 `{detail: 'agent not indexed'}`,
+ *    checked in `validate` so the paywall never charges for it;
+ *  - paging: `limit` default 200, 0..1000, 0 = every rating (`max_ratings` of the MCP tool is an
+ *    accepted alias); `offset` default 0, ≥ 0. The score always covers EVERY rating; the page
+ *    only cuts the `ratings` list, and `pagination` always declares it (total, returned,
+ *    next_offset, truncated).
+ */
+import type { AppContext } from '../context.js';
+import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
+import { normaliseAgentId } from '../../../identifiers.js';
+import {
+  agentIsIndexed,
+  readAgent,
+  readAgentRaterSubjectCounts,
+  readAgentRatings,
+  readChainBackfillComplete,
+  type AgentRatingRow,
+} from '../../../read/agent.js';
+import { readChainPriors, readIndexFacetMeans } from '../../../read/subject.js';
+import { readRefreshMeta } from '../../../read/aggregates.js';
+import { inDomain, round6, sameAddress, scoreSubject } from '../../../scoring/index.js';
+import {
+  intQuery,
+  invalidParam,
+  iso,
+  rejectUnknownQuery,
+  resolveNetwork,
+  unknownNetworkResult,
+} from './common.js';
+
+export const AGENT_RATINGS_DEFAULT_LIMIT = 200;
+export const AGENT_RATINGS_MAX_LIMIT = 1000;
+
+export interface AgentDetailInput {
+  network: string;
+  agentId: string;
+  /** null = every rating. */
+  limit: number | null;
+  offset: number;
+}
+
+/** One rating as served. */
+export function servedRating(r: AgentRatingRow, owner: string | null) {
+  return {
+    tx_hash: r.tx_hash,
+    block_number: r.block_number,
+    log_index: r.log_index,
+    block_time: iso(r.block_time),
+    rater: r.rater,
+    client: r.rater,
+    feedback_index: r.feedback_index,
+    facet: r.tag1,
+    tag1: r.tag1,
+    tag2: r.tag2,
+    value: Number(r.value),
+    value_exact: r.value,
+    value_raw: r.value_raw,
+    value_decimals: r.value_decimals,
+    normalized_value: inDomain(r.value) ? Number(r.value) : null,
+    is_self: owner !== null && sameAddress(r.rater, owner),
+    revoked: r.revoked,
+    is_revoked: r.revoked,
+    revoked_tx: r.revoked_tx,
+    revoked_block: r.revoked_block,
+    revoked_at: iso(r.revoked_at),
+    feedback_uri: r.feedback_uri,
+    feedback_hash: r.feedback_hash,
+    endpoint: r.endpoint,
+  };
+}
+
+export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
+  tier: 'agent-detail',
+  async validate(ctx: AppContext, req: RawPaidRequest): Promise<Validated<AgentDetailInput>> {
+    const rawNetwork = req.params.network ?? '';
+    const network = resolveNetwork(ctx, rawNetwork);
+    if (network === null) return unknownNetworkResult(ctx, rawNetwork);
+    const rawId = req.params.agent_id ?? '';
+    const agentId = normaliseAgentId(network, rawId);
+    if (agentId === null) {
+      return invalidParam(
+        ['path', 'agent_id'],
+        network === 'solana'
+          ? 'agent_id on solana is a base58 asset address (32-44 chars, case-sensitive).'
+          : 'agent_id on an EVM chain is the registry counter in decimal digits.',
+        'value_error',
+        rawId,
+      );
+    }
+    const extra = rejectUnknownQuery(req, ['limit', 'max_ratings', 'offset']);
+    if (extra) return extra;
+    if (req.query.limit !== undefined && req.query.max_ratings !== undefined) {
+      return invalidParam(
+        ['query', 'max_ratings'],
+        'Give limit or its alias max_ratings, not both.',
+        'value_error',
+      );
+    }
+    const limitKey = req.query.max_ratings !== undefined ? 'max_ratings' : 'limit';
+    const limit = intQuery(req, limitKey, {
+      min: 0,
+      max: AGENT_RATINGS_MAX_LIMIT,
+      default: AGENT_RATINGS_DEFAULT_LIMIT,
+    });
+    if (!limit.ok) return limit;
+    const offset = intQuery(req, 'offset', { min: 0, default: 0 });
+    if (!offset.ok) return offset;
+    if (!(await agentIsIndexed(ctx.db, network, agentId))) {
+      return { ok: false, status: 404, body: { detail: 'agent not indexed' } };
+    }
+    return {
+      ok: true,
+      input: { network, agentId, limit: limit.value === 0 ? null : limit.value, offset: offset.value },
+    };
+  },
+
+  async run(ctx: AppContext, input: AgentDetailInput): Promise<PaidResult> {
+    const { network, agentId } = input;
+    const [agent, all, page, raterSubjectCounts, backfilled, meta, chainPriors, facetIndexMeans] =
+      await Promise.all([
+        readAgent(ctx.db, network, agentId),
+        readAgentRatings(ctx.db, network, agentId),
+        readAgentRatings(ctx.db, network, agentId, { limit: input.limit, offset: input.offset }),
+        readAgentRaterSubjectCounts(ctx.db, network, agentId),
+        readChainBackfillComplete(ctx.db, network),
+        readRefreshMeta(ctx.db),
+        readChainPriors(ctx.db),
+        readIndexFacetMeans(ctx.db),
+      ]);
+    if (agent === null && all.total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
+    const owner = agent?.owner ?? null;
+    const s = scoreSubject(
+      owner ?? '',
+      all.ratings.map((r) => ({
+        network: r.network,
+        agentId: r.agent_id,
+        rater: r.rater,
+        value: r.value,
+        revoked: r.revoked,
+        blockTime: r.block_time,
+        tag1: r.tag1,
+      })),
+      {
+        prior: round6(meta.prior),
+        chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
+        raterSubjectCounts,
+        degraded: all.total > 0 && !backfilled,
+        facetIndexMeans,
+        identities: [{ network, agentIds: [agentId] }],
+      },
+    );
+    const returned = page.ratings.length;
+    const end = input.offset + returned;
+    return {
+      status: 200,
+      body: {
+        network,
+        agent_id: agentId,
+        current_owner: owner,
+        minter: agent?.minter ?? null,
+        declared_type: agent?.declared_type ?? null,
+        agent_uri: agent?.agent_uri ?? null,
+        indexed_identity: agent !== null,
+        registered: agent
+          ? {
+              block_number: agent.registered_block,
+              tx_hash: agent.registered_tx,
+              at: iso(agent.registered_at),
+            }
+          : null,
+        score: s.final_score,
+        final_score: s.final_score,
+        shrunk_score: s.shrunk_score,
+        weighted_score: s.weighted_score,
+        rater_weight_policy: s.rater_weight_policy,
+        review_count: s.total_reviews,
+        total_reviews: s.total_reviews,
+        distinct_raters: s.distinct_raters,
+        revoked_count: s.revoked_count,
+        out_of_domain_count: s.out_of_domain_count,
+        self_rated: s.self_rated,
+        facets: s.facets,
+        concentration: s.concentration,
+        top_client: s.top_client,
+        top_client_share: s.top_client_share,
+        confidence: s.confidence,
+        activity: s.activity,
+        caveats: s.caveats,
+        policy_version: s.policy_version,
+        pagination: {
+          total: all.total,
+          returned,
+          offset: input.offset,
+          limit: input.limit ?? 0,
+          next_offset: end < all.total ? end : null,
+          truncated: returned < all.total,
+        },
+        ratings: page.ratings.map((r) => servedRating(r, owner)),
+      },
+    };
+  },
+};

@@ -1,0 +1,29 @@
+/**
+ * The metered handlers, keyed by pricing tier id (src/payments/pricing.ts). The paywall mounts
+ * them: challenge → decode → verify → `validate` → claim + settle → `run` → receipt.
+ * `wallet-lookup` and `wallet-snapshot` are the same route, split by `?snapshot=true`.
+ */
+import type { PaidHandler } from '../paid-handlers.js';
+import { agentDetailHandler } from './agent-detail.js';
+import { leaderboardPageHandler } from './leaderboard-page.js';
+import { raterProfileHandler } from './rater-profile.js';
+import { walletHistoryHandler } from './wallet-history.js';
+import { walletLookupHandler, walletSnapshotHandler } from './wallet-profile.js';
+
+export const paidHandlers: Readonly<Record<string, PaidHandler<unknown>>> = Object.freeze({
+  'wallet-lookup': walletLookupHandler as PaidHandler<unknown>,
+  'wallet-snapshot': walletSnapshotHandler as PaidHandler<unknown>,
+  'wallet-history': walletHistoryHandler as PaidHandler<unknown>,
+  'agent-detail': agentDetailHandler as PaidHandler<unknown>,
+  'rater-profile': raterProfileHandler as PaidHandler<unknown>,
+  'leaderboard-deep': leaderboardPageHandler as PaidHandler<unknown>,
+});
+
+export {
+  agentDetailHandler,
+  leaderboardPageHandler,
+  raterProfileHandler,
+  walletHistoryHandler,
+  walletLookupHandler,
+  walletSnapshotHandler,
+};

@@ -1,0 +1,67 @@
+/**
+ * `GET /reputation/rater/{wallet}`: the wallet as the AUTHOR of ratings (scoring.raterStats). It
+ * emits no score, ever: no final_score, no confidence band, no caveats about it as a subject.
+ *
+ * `roles` (advisory, covers a small slice of the index): how many ratings it wrote under each
+ * declared rating direction, read from `tag1` through a small allowlist (`RATER_ROLE_ALLOWLIST`):
+ * a tag1 counts for role R when it is exactly R or starts with `R:` (never a free `split(':')`).
+ * Everything else is counted in `unknown_tag_count` — data, not an error.
+ */
+import type { AppContext } from '../context.js';
+import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
+import { readEmittedRatings } from '../../../read/rater.js';
+import { POLICY_VERSION, raterStats } from '../../../scoring/index.js';
+import { rejectUnknownQuery, walletParam } from './common.js';
+
+/** Declared rating directions (the emitters' `tag1` prefixes). Versioned with `ROLE_POLICY`. */
+export const RATER_ROLE_ALLOWLIST = Object.freeze([
+  'agent_rating',
+  'executor_rating',
+  'worker_rating',
+] as const);
+export const ROLE_POLICY = 'tag1-direction-allowlist@1';
+
+/** The allowlisted role a tag1 declares, or null. */
+export function roleOf(tag1: string): string | null {
+  for (const role of RATER_ROLE_ALLOWLIST) {
+    if (tag1 === role || tag1.startsWith(`${role}:`)) return role;
+  }
+  return null;
+}
+
+export interface RaterProfileInput {
+  wallet: string;
+}
+
+export const raterProfileHandler: PaidHandler<RaterProfileInput> = {
+  tier: 'rater-profile',
+  validate(_ctx: AppContext, req: RawPaidRequest): Validated<RaterProfileInput> {
+    const w = walletParam(req);
+    if (!w.ok) return w;
+    const extra = rejectUnknownQuery(req, []);
+    if (extra) return extra;
+    return { ok: true, input: { wallet: w.wallet.address } };
+  },
+  async run(ctx: AppContext, input: RaterProfileInput): Promise<PaidResult> {
+    const emitted = await readEmittedRatings(ctx.db, input.wallet);
+    const stats = raterStats(input.wallet, emitted);
+    const roles: Record<string, number> = {};
+    let unknown = 0;
+    for (const r of emitted) {
+      const role = roleOf(r.tag1);
+      if (role === null) unknown += 1;
+      else roles[role] = (roles[role] ?? 0) + 1;
+    }
+    return {
+      status: 200,
+      body: {
+        ...stats,
+        roles,
+        unknown_tag_count: unknown,
+        role_policy: ROLE_POLICY,
+        role_allowlist: [...RATER_ROLE_ALLOWLIST],
+        policy_version: POLICY_VERSION,
+      },
+    };
+  },
+};

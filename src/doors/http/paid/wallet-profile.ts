@@ -1,0 +1,138 @@
+/**
+ * `GET /reputation/wallet/{wallet}`: the decomposition of one subject wallet. Two tiers share it:
+ * `wallet-lookup` (no `snapshot`, or `snapshot=false`) and `wallet-snapshot` (`snapshot=true`),
+ * which additionally writes the durable receipt row (the only write of the service) and serves it
+ * as `snapshot: {snapshot_id, inputs_digest, policy_version, created_at, computed_at}`.
+ *
+ * The tier decides the write, never the query alone: the lookup handler answers `snapshot=true`
+ * with 422 (the paywall must route it to the dearer tier, as `matchTier` does), and the snapshot
+ * handler requires `snapshot=true`. Any other `snapshot` value is 422.
+ *
+ * A wallet with no data is a 200 with null scores and the `no-score` caveat, never a 404.
+ */
+import type { AppContext } from '../context.js';
+import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
+import { readSubjectInputs, type SubjectInputs } from '../../../read/subject.js';
+import { insertSnapshot, inputsDigest } from '../../../read/snapshots.js';
+import {
+  ORDERING_POLICY,
+  scoreSubject,
+  SHRINKAGE_K,
+  round6,
+  type SubjectScore,
+} from '../../../scoring/index.js';
+import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
+
+export interface WalletProfileInput {
+  /** Normalised wallet (EVM lower-case, Solana verbatim). */
+  wallet: string;
+  snapshot: boolean;
+}
+
+/** The scored composition of a subject, from its inputs (shared by the wallet routes). */
+export function scoreFromInputs(inputs: SubjectInputs): SubjectScore {
+  return scoreSubject(inputs.wallet, inputs.ratings, {
+    prior: round6(inputs.prior),
+    chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
+    raterSubjectCounts: inputs.raterSubjectCounts,
+    degraded: inputs.degraded,
+    facetIndexMeans: inputs.facetIndexMeans,
+    identities: inputs.identities,
+  });
+}
+
+/** The served body of the wallet profile (without the snapshot block). */
+export function walletProfileBody(inputs: SubjectInputs): Record<string, unknown> {
+  const s = scoreFromInputs(inputs);
+  return {
+    ...s,
+    first_rating_at: s.activity.first_rating_at,
+    last_rating_at: s.activity.last_rating_at,
+    ordering_policy: ORDERING_POLICY,
+    shrinkage: { k: SHRINKAGE_K, prior: round6(inputs.prior) },
+  };
+}
+
+function makeValidate(tier: 'wallet-lookup' | 'wallet-snapshot') {
+  return (_ctx: AppContext, req: RawPaidRequest): Validated<WalletProfileInput> => {
+    const w = walletParam(req);
+    if (!w.ok) return w;
+    const extra = rejectUnknownQuery(req, ['snapshot']);
+    if (extra) return extra;
+    const s = singleQuery(req, 'snapshot');
+    if (!s.ok) return s;
+    if (s.value !== undefined && s.value !== 'true' && s.value !== 'false') {
+      return invalidParam(['query', 'snapshot'], 'Input should be true or false.', 'bool_parsing', s.value);
+    }
+    const snapshot = s.value === 'true';
+    if (tier === 'wallet-lookup' && snapshot) {
+      return invalidParam(
+        ['query', 'snapshot'],
+        'snapshot=true is the wallet-snapshot tier.',
+        'value_error',
+        s.value,
+      );
+    }
+    if (tier === 'wallet-snapshot' && !snapshot) {
+      return invalidParam(
+        ['query', 'snapshot'],
+        'The wallet-snapshot tier answers snapshot=true only.',
+        'value_error',
+        s.value,
+      );
+    }
+    return { ok: true, input: { wallet: w.wallet.address, snapshot } };
+  };
+}
+
+async function run(
+  ctx: AppContext,
+  input: WalletProfileInput,
+  payment: { receipt: string | null },
+): Promise<PaidResult> {
+  const inputs = await readSubjectInputs(ctx.db, input.wallet);
+  const body = walletProfileBody(inputs);
+  if (!input.snapshot) return { status: 200, body };
+  const policyVersion = String(body.policy_version);
+  const digest = inputsDigest({
+    policyVersion,
+    prior: round6(inputs.prior),
+    chainPriors: [...inputs.chainPriors]
+      .filter(([n]) => inputs.ratings.some((r) => r.network === n))
+      .map(([n, p]): [string, number | null] => [n, round6(p)]),
+    ratings: inputs.ratings,
+  });
+  const row = await insertSnapshot(ctx.db, {
+    wallet: input.wallet,
+    inputsDigest: digest,
+    policyVersion,
+    paymentReceipt: payment.receipt,
+    response: body,
+    createdAt: ctx.now(),
+  });
+  return {
+    status: 200,
+    body: {
+      ...body,
+      snapshot: {
+        snapshot_id: row.snapshot_id,
+        inputs_digest: row.inputs_digest,
+        policy_version: row.policy_version,
+        created_at: row.created_at,
+        computed_at: row.created_at,
+      },
+    },
+  };
+}
+
+export const walletLookupHandler: PaidHandler<WalletProfileInput> = {
+  tier: 'wallet-lookup',
+  validate: makeValidate('wallet-lookup'),
+  run,
+};
+
+export const walletSnapshotHandler: PaidHandler<WalletProfileInput> = {
+  tier: 'wallet-snapshot',
+  validate: makeValidate('wallet-snapshot'),
+  run,
+};

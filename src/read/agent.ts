@@ -1,0 +1,154 @@
+/**
+ * One agent (network + agent_id) and the ratings it received, read from the raw tables for the
+ * paid agent detail. Ratings come in chain order (block_number, log_index); the page is cut in
+ * SQL (`limit` null = every rating). Every statement is parameterised; no scoring here.
+ */
+import type { Queryable } from '../db/database.js';
+
+export interface AgentRow {
+  network: string;
+  agent_id: string;
+  /** Today's owner (null while only feedback has been seen). */
+  owner: string | null;
+  minter: string | null;
+  agent_uri: string | null;
+  declared_type: string | null;
+  registered_block: number | null;
+  registered_tx: string | null;
+  registered_at: Date | null;
+}
+
+export interface AgentRatingRow {
+  network: string;
+  agent_id: string;
+  tx_hash: string;
+  block_number: number;
+  log_index: number;
+  block_time: Date | null;
+  rater: string;
+  feedback_index: string;
+  value_raw: string;
+  value_decimals: number;
+  /** Exact decimal string (value_raw / 10^value_decimals). */
+  value: string;
+  tag1: string;
+  tag2: string;
+  endpoint: string;
+  feedback_uri: string;
+  feedback_hash: string | null;
+  revoked: boolean;
+  revoked_tx: string | null;
+  revoked_block: number | null;
+  revoked_at: Date | null;
+}
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** The identity row, or null when this index does not hold it. */
+export async function readAgent(db: Queryable, network: string, agentId: string): Promise<AgentRow | null> {
+  const [r] = await db.query<Record<string, unknown>>(
+    `SELECT network, agent_id, owner, minter, agent_uri, declared_type, registered_block, registered_tx, registered_at
+       FROM agents WHERE network = $1 AND agent_id = $2`,
+    [network, agentId],
+  );
+  if (!r) return null;
+  return {
+    network: String(r.network),
+    agent_id: String(r.agent_id),
+    owner: (r.owner as string | null) ?? null,
+    minter: (r.minter as string | null) ?? null,
+    agent_uri: (r.agent_uri as string | null) ?? null,
+    declared_type: (r.declared_type as string | null) ?? null,
+    registered_block: num(r.registered_block),
+    registered_tx: (r.registered_tx as string | null) ?? null,
+    registered_at: (r.registered_at as Date | null) ?? null,
+  };
+}
+
+/** True when the index holds the identity row or at least one rating of it. */
+export async function agentIsIndexed(db: Queryable, network: string, agentId: string): Promise<boolean> {
+  const [row] = await db.query<{ found: boolean }>(
+    `SELECT (EXISTS (SELECT 1 FROM agents WHERE network = $1 AND agent_id = $2)
+          OR EXISTS (SELECT 1 FROM ratings WHERE network = $1 AND agent_id = $2)) AS found`,
+    [network, agentId],
+  );
+  return row?.found === true;
+}
+
+/**
+ * The agent's ratings in chain order, with the total count of its ratings on every row.
+ * `limit` null = all of them.
+ */
+export async function readAgentRatings(
+  db: Queryable,
+  network: string,
+  agentId: string,
+  page: { limit: number | null; offset: number } = { limit: null, offset: 0 },
+): Promise<{ total: number; ratings: AgentRatingRow[] }> {
+  const [countRow] = await db.query<{ n: number | bigint }>(
+    `SELECT count(*) AS n FROM ratings WHERE network = $1 AND agent_id = $2`,
+    [network, agentId],
+  );
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT network, agent_id, tx_hash, block_number, log_index, block_time, rater,
+            feedback_index::text AS feedback_index, value_raw::text AS value_raw, value_decimals,
+            value::text AS value, tag1, tag2, endpoint, feedback_uri, feedback_hash,
+            revoked, revoked_tx, revoked_block, revoked_at
+       FROM ratings
+      WHERE network = $1 AND agent_id = $2
+      ORDER BY block_number, log_index, tx_hash
+      LIMIT $3 OFFSET $4`,
+    [network, agentId, page.limit, page.offset],
+  );
+  return {
+    total: Number(countRow?.n ?? 0),
+    ratings: rows.map((r) => ({
+      network: String(r.network),
+      agent_id: String(r.agent_id),
+      tx_hash: String(r.tx_hash),
+      block_number: Number(r.block_number),
+      log_index: Number(r.log_index),
+      block_time: (r.block_time as Date | null) ?? null,
+      rater: String(r.rater),
+      feedback_index: String(r.feedback_index),
+      value_raw: String(r.value_raw),
+      value_decimals: Number(r.value_decimals),
+      value: String(r.value),
+      tag1: String(r.tag1),
+      tag2: String(r.tag2),
+      endpoint: String(r.endpoint),
+      feedback_uri: String(r.feedback_uri),
+      feedback_hash: (r.feedback_hash as string | null) ?? null,
+      revoked: r.revoked === true,
+      revoked_tx: (r.revoked_tx as string | null) ?? null,
+      revoked_block: num(r.revoked_block),
+      revoked_at: (r.revoked_at as Date | null) ?? null,
+    })),
+  };
+}
+
+/** Distinct subjects each rater of this agent has rated in the index (same rule as subject.ts). */
+export async function readAgentRaterSubjectCounts(
+  db: Queryable,
+  network: string,
+  agentId: string,
+): Promise<Map<string, number>> {
+  const rows = await db.query<{ rater: string; subjects: number | bigint }>(
+    `SELECT r.rater, count(DISTINCT coalesce(a.owner, r.network || ':' || r.agent_id)) AS subjects
+       FROM ratings r
+       LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
+      WHERE r.rater IN (SELECT rater FROM ratings WHERE network = $1 AND agent_id = $2)
+      GROUP BY r.rater`,
+    [network, agentId],
+  );
+  return new Map(rows.map((r) => [r.rater, Number(r.subjects)]));
+}
+
+/** False while the chain has not completed its backfill (or is unknown to the chains table). */
+export async function readChainBackfillComplete(db: Queryable, network: string): Promise<boolean> {
+  const [row] = await db.query<{ backfill_complete: boolean }>(
+    `SELECT backfill_complete FROM chains WHERE network = $1`,
+    [network],
+  );
+  return row?.backfill_complete === true;
+}
