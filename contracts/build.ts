@@ -15,7 +15,8 @@ import solc from 'solc';
 
 const CONTRACTS_DIR = dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS_DIR = join(CONTRACTS_DIR, 'artifacts');
-const CONTRACTS = ['IdentityRegistry', 'ReputationRegistry'] as const;
+// TestUSDC: a test-only EIP-3009 token for the x402 end-to-end tests (never deployed on a real network).
+const CONTRACTS = ['IdentityRegistry', 'ReputationRegistry', 'TestUSDC'] as const;
 
 /** The compiler version the sources pin (`pragma solidity 0.8.30`). */
 const EXPECTED_SOLC = '0.8.30';

@@ -27,6 +27,12 @@ export interface Config {
   facilitatorUrl: string;
   treasuryAddress: string | null;
   receiptReuseSeconds: number;
+  /**
+   * `X402_ASSET_<NETWORK>` (e.g. `X402_ASSET_BASE`): replaces the USDC contract that challenges
+   * offer on that payment network (tests point it at a local EIP-3009 token). Absent: the built-in
+   * USDC table of src/payments/pricing.ts.
+   */
+  paymentAssetOverrides?: Readonly<Record<string, string>>;
   redisUrl: string | null;
   databaseReadUrl: string | null;
   rateLimit: RateLimitConfig;
@@ -153,5 +159,21 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustProxy: trustProxyRaw === 'true' || trustProxyRaw === '1',
     logLevel,
+    paymentAssetOverrides: paymentAssetOverrides(env),
   };
+}
+
+/** The payment networks a challenge offers (src/payments/pricing.ts `PAYMENT_NETWORKS`). */
+const PAYMENT_NETWORK_SLUGS = ['base', 'avalanche', 'arbitrum', 'optimism', 'polygon', 'celo'] as const;
+
+function paymentAssetOverrides(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const slug of PAYMENT_NETWORK_SLUGS) {
+    const name = `X402_ASSET_${slug.toUpperCase()}`;
+    const raw = env[name]?.trim();
+    if (!raw) continue;
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${name} must be an EVM address (0x + 40 hex)`);
+    out[slug] = raw;
+  }
+  return out;
 }

@@ -16,7 +16,19 @@ function stripV1(path: string): string {
   return path.startsWith('/v1/') ? path.slice(3) : path;
 }
 
+/** Every route of the service on the shell below. */
 export function createApp(ctx: AppContext): App {
+  const app = createAppShell(ctx);
+  registerRoutes(app, ctx);
+  return app;
+}
+
+/**
+ * The HTTP shell without routes: /v1 alias, 422 validation hook, Api-Version and RateLimit-Policy
+ * headers, the rate limit, JSON 404 and error handling. Tests of one mechanism (the paywall)
+ * mount their own routes on it.
+ */
+export function createAppShell(ctx: AppContext): App {
   const app: App = new OpenAPIHono<AppEnv>({
     getPath: (req) => stripV1(new URL(req.url).pathname),
     // Invalid parameters are the contract's 422, never Hono's default 400.
@@ -71,8 +83,6 @@ export function createApp(ctx: AppContext): App {
     c.res.headers.set('Api-Version', API_VERSION);
     c.res.headers.set('RateLimit-Policy', policyHeader(budget));
   });
-
-  registerRoutes(app, ctx);
 
   app.notFound((c) => notFound(c));
   app.onError((err, c) => {

@@ -2,12 +2,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
+import type { FacilitatorClient } from '../../payments/facilitator.js';
 
 export interface AppContext {
   config: Config;
   db: Database;
   /** Injectable clock (tests); defaults to Date.now. */
   now: () => Date;
+  /** x402 facilitator (tests inject one); defaults to the HTTP client on `config.facilitatorUrl`. */
+  facilitator?: FacilitatorClient;
 }
 
 /** Hono environment: node-server puts the socket in `incoming`; in-process calls have none. */

@@ -8,6 +8,7 @@ import { registerDocsRoutes } from './docs.js';
 import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
 import { registerMcpRoutes } from './mcp.js';
+import { registerPaidRoutes } from './paid.js';
 
 export function registerRoutes(app: App, ctx: AppContext): void {
   registerHealth(app, ctx);
@@ -17,6 +18,8 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerLookupRoutes(app, ctx);
   // /pricing, /manifesto, /workflows.json, /.well-known/*, /names/*, /auth*, /me*
   registerMetaRoutes(app, ctx);
+  // metered: /reputation/*, /leaderboard/page behind the x402 paywall; GET /api (informative 402)
+  registerPaidRoutes(app, ctx);
   // /badge/{wallet}.svg
   registerBadgeRoutes(app, ctx);
   // POST /a2a, /.well-known/agent-card.json, CORS preflight of /a2a and /mcp (not in the OpenAPI document)
