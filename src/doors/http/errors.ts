@@ -15,17 +15,19 @@ export function validationError(c: Context, items: ValidationItem[], extra: Reco
   return c.json({ detail: items, ...extra }, 422);
 }
 
-export function notAnAddress(c: Context, wallet: string) {
-  return c.json(
-    {
-      detail: {
-        error: 'not_an_address',
-        wallet,
-        message: 'Not a wallet: expected an EVM address (0x + 40 hex, any case) or a Solana base58 key (32-44 chars).',
-      },
+/** The 422 body for a string that is neither an EVM address nor a Solana key (badge shape too). */
+export function notAnAddressBody(wallet: string) {
+  return {
+    detail: {
+      error: 'not_an_address' as const,
+      wallet,
+      message: 'Not a wallet: expected an EVM address (0x + 40 hex, any case) or a Solana base58 key (32-44 chars).',
     },
-    422,
-  );
+  };
+}
+
+export function notAnAddress(c: Context, wallet: string) {
+  return c.json(notAnAddressBody(wallet), 422);
 }
 
 export function notFound(c: Context, detail = 'Not Found') {

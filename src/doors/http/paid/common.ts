@@ -5,25 +5,14 @@
  */
 import type { AppContext } from '../context.js';
 import type { RawPaidRequest, Validated } from '../paid-handlers.js';
-import type { ValidationItem } from '../errors.js';
+import { notAnAddressBody, type ValidationItem } from '../errors.js';
 import { parseWallet, type ParsedWallet } from '../../../identifiers.js';
 
 export type Invalid = Extract<Validated<never>, { ok: false }>;
 
-/** 422 `not_an_address` (same body as errors.ts `notAnAddress`). */
+/** 422 `not_an_address`, the same body as every other door's. */
 export function notAnAddressResult(wallet: string): Invalid {
-  return {
-    ok: false,
-    status: 422,
-    body: {
-      detail: {
-        error: 'not_an_address',
-        wallet,
-        message:
-          'Not a wallet: expected an EVM address (0x + 40 hex, any case) or a Solana base58 key (32-44 chars).',
-      },
-    },
-  };
+  return { ok: false, status: 422, body: notAnAddressBody(wallet) };
 }
 
 /** 422 FastAPI-style validation error (`{detail: [{loc, msg, type, input}]}`). */
