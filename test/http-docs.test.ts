@@ -66,11 +66,11 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/names/resolve'].get.responses)).toContain('410');
   });
 
-  it('documents every route registered on the app (plain paths; wildcards and /a2a aside)', () => {
+  it('documents every route registered on the app (plain paths; wildcards, /a2a and /mcp aside)', () => {
     const documented = new Set(Object.keys(doc.paths));
     const missing = new Set<string>();
     for (const r of app.routes) {
-      if (r.path.includes('*') || /^\/a2a(\/|$)/.test(r.path)) continue;
+      if (r.path.includes('*') || /^\/(a2a|mcp)(\/|$)/.test(r.path)) continue;
       const p = r.path.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?/g, '{$1}');
       if (!documented.has(p)) missing.add(`${r.method} ${r.path}`);
     }
