@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DataDirLockedError, openDatabase, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { InProcessRateLimitStore, type RateLimitStore } from './doors/http/rate-limit.js';
 import { registerChains } from './indexer/chain-state.js';
 import { startHttpServer } from './server.js';
 
@@ -43,8 +44,13 @@ and serves the API on it (PORT, default 8080). Needs no network. --no-serve stop
 Uses an in-memory database unless DATABASE_URL is set.`,
 };
 
-export async function openAndMigrate(config: Config): Promise<Database> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+export async function openAndMigrate(config: Config, opts: { readReplica?: boolean } = {}): Promise<Database> {
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // Only the API reads from a replica; the indexer and migrations stay on the primary.
+    databaseReadUrl: opts.readReplica ? config.databaseReadUrl : null,
+  });
   try {
     await migrate(db);
     await registerChains(db, config.chains);
@@ -56,9 +62,16 @@ export async function openAndMigrate(config: Config): Promise<Database> {
 }
 
 async function serveCommand(config: Config): Promise<void> {
-  const db = await openAndMigrate(config);
-  const server = await startHttpServer({ config, db, now: () => new Date() }, { host: config.host, port: config.port });
-  console.log(`[serve] listening on ${server.url} (database: ${db.kind}${db.kind === 'pglite' ? ` in ${config.dataDir}` : ''})`);
+  const db = await openAndMigrate(config, { readReplica: true });
+  // REDIS_URL: buckets shared by every API process (fail-open to in process while Redis is down).
+  const rateLimit: RateLimitStore = config.redisUrl
+    ? new (await import('./doors/http/rate-limit-redis.js')).RedisRateLimitStore({ url: config.redisUrl })
+    : new InProcessRateLimitStore();
+  const server = await startHttpServer({ config, db, now: () => new Date(), rateLimit }, { host: config.host, port: config.port });
+  console.log(
+    `[serve] listening on ${server.url} (database: ${db.kind}${db.kind === 'pglite' ? ` in ${config.dataDir}` : ''}` +
+      `${config.databaseReadUrl ? ', reads on DATABASE_READ_URL' : ''}; rate limit: ${rateLimit.kind})`,
+  );
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const scheduler = startIndexScheduler({ db, config });
   let stopping = false;
@@ -68,6 +81,7 @@ async function serveCommand(config: Config): Promise<void> {
     console.log(`[serve] ${signal}: shutting down`);
     await scheduler.stop();
     await server.close();
+    await rateLimit.close().catch(() => undefined);
     await db.close();
     process.exit(0);
   };

@@ -119,6 +119,9 @@ export function resolveChains(env: Env, chainsFileText?: string): ChainConfig[] 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const databaseReadUrl = urlVar(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']);
+  if (databaseReadUrl && !databaseUrl) {
+    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (a read replica of a PostgreSQL primary; the embedded database has none)');
+  }
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
   const baseUrl = (urlVar(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');

@@ -32,7 +32,19 @@ export interface Database extends Queryable {
    * already owned by one process). Returns `{acquired:false}` at once when the lock is held.
    */
   tryWithLock<R>(name: string, fn: () => Promise<R>): Promise<LockResult<R>>;
+  /**
+   * Where free read routes may read: a second pool on DATABASE_READ_URL (a replica, possibly a
+   * little behind the primary) when one was given, this database otherwise. Writes, payments,
+   * paid routes and the indexer never use it. Optional so hand-made test doubles need not supply
+   * it; call `readerOf(db)`.
+   */
+  reader?(): Queryable;
   close(): Promise<void>;
+}
+
+/** The read handle of a database (its replica pool when it has one, else the database itself). */
+export function readerOf(db: Database): Queryable {
+  return db.reader?.() ?? db;
 }
 
 export class DataDirLockedError extends Error {
@@ -53,15 +65,20 @@ export interface OpenOptions {
   databaseUrl: string | null;
   /** PGlite data directory, or 'memory://' for an in-memory database (tests). */
   dataDir: string;
+  /** postgres://… of a read replica for `reader()`; only with databaseUrl. */
+  databaseReadUrl?: string | null;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl) : openPglite(opts.dataDir);
+  if (opts.databaseReadUrl && !opts.databaseUrl) {
+    throw new Error('a read replica (DATABASE_READ_URL) needs a PostgreSQL primary (DATABASE_URL)');
+  }
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databaseReadUrl ?? null) : openPglite(opts.dataDir);
 }
 
 // ---------------------------------------------------------------- PostgreSQL
 
-function openPostgres(url: string): Database {
+function openPostgres(url: string, readUrl: string | null): Database {
   const typeParsers = {
     getTypeParser(oid: number, format?: 'text' | 'binary') {
       if (oid === 20) return parseInt8;
@@ -71,6 +88,12 @@ function openPostgres(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10, types: typeParsers });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', (err) => console.error(`[db] idle PostgreSQL client error: ${err.message}`));
+  // The replica pool (lazy: no connection until the first read). An application_name in the
+  // URL wins over this default, which lets an operator tell the pools apart in pg_stat_activity.
+  const readPool = readUrl
+    ? new pg.Pool({ connectionString: readUrl, max: 10, types: typeParsers, application_name: 'repindex-read' })
+    : null;
+  readPool?.on('error', (err) => console.error(`[db] idle PostgreSQL read-replica client error: ${err.message}`));
 
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
@@ -82,9 +105,11 @@ function openPostgres(url: string): Database {
     },
   });
   const base = on(pool);
-  return {
+  const read = readPool ? on(readPool) : null;
+  const self: Database = {
     kind: 'postgres',
     ...base,
+    reader: () => read ?? self,
     async transaction(fn) {
       const client = await pool.connect();
       try {
@@ -116,9 +141,10 @@ function openPostgres(url: string): Database {
       }
     },
     async close() {
-      await pool.end();
+      await Promise.all([pool.end(), readPool?.end()]);
     },
   };
+  return self;
 }
 
 // ---------------------------------------------------------------- PGlite
@@ -205,9 +231,10 @@ async function openPglite(dataDir: string): Promise<Database> {
     },
   });
   const base = on(db);
-  return {
+  const self: Database = {
     kind: 'pglite',
     ...base,
+    reader: () => self,
     transaction(fn) {
       return db.transaction((tx) => fn(on(tx)));
     },
@@ -228,4 +255,5 @@ async function openPglite(dataDir: string): Promise<Database> {
       }
     },
   };
+  return self;
 }

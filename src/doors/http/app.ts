@@ -7,7 +7,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import { API_VERSION, notFound, validationError, type ValidationItem } from './errors.js';
-import { policyHeader, TokenBucketLimiter, type Budget } from './rate-limit.js';
+import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
 
@@ -50,7 +50,8 @@ export function createAppShell(ctx: AppContext): App {
     exists: { name: 'exists', rate: 10, burst: 20 } satisfies Budget,
     names: { name: 'names', rate: 1, burst: 2 } satisfies Budget,
   };
-  const limiter = new TokenBucketLimiter();
+  // The context's store (Redis when REDIS_URL is set); otherwise this app's own in-process buckets.
+  const limiter = ctx.rateLimit ?? new InProcessRateLimitStore();
   const budgetFor = (path: string): Budget =>
     /^\/wallets\/[^/]+\/exists\/?$/.test(path)
       ? budgets.exists
@@ -68,7 +69,7 @@ export function createAppShell(ctx: AppContext): App {
     if (socketAddr !== undefined) {
       const forwarded = ctx.config.trustProxy ? c.req.header('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
       const client = forwarded || socketAddr;
-      if (!limiter.take(budget, client)) {
+      if (!(await limiter.take(budget, client))) {
         c.header('Retry-After', '1');
         return c.json(
           {

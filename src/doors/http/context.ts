@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { FacilitatorClient } from '../../payments/facilitator.js';
+import type { RateLimitStore } from './rate-limit.js';
 
 export interface AppContext {
   config: Config;
@@ -11,6 +12,11 @@ export interface AppContext {
   now: () => Date;
   /** x402 facilitator (tests inject one); defaults to the HTTP client on `config.facilitatorUrl`. */
   facilitator?: FacilitatorClient;
+  /**
+   * Rate-limit buckets: Redis when REDIS_URL is set (shared by every API process), in process
+   * otherwise. Absent (tests): each app made from this context keeps its own in-process buckets.
+   */
+  rateLimit?: RateLimitStore;
 }
 
 /** Hono environment: node-server puts the socket in `incoming`; in-process calls have none. */

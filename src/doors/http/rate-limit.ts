@@ -1,7 +1,8 @@
 /**
- * In-process token buckets keyed per client address and budget. A request over budget is answered
- * 429 before any handler runs: nothing queried, nothing charged, no X-PAYMENT consumed.
- * With REDIS_URL the same interface can be backed by Redis (see README: not built yet).
+ * Token buckets keyed per client address and budget. A request over budget is answered 429 before
+ * any handler runs: nothing queried, nothing charged, no X-PAYMENT consumed.
+ * Two stores behind one interface: in process (one API process, the default) and Redis
+ * (`REDIS_URL`: several API processes share the buckets; see rate-limit-redis.ts).
  */
 export interface Budget {
   name: string;
@@ -44,5 +45,27 @@ export class TokenBucketLimiter {
     if (t - this.lastSweep < 60_000) return;
     this.lastSweep = t;
     for (const [k, b] of this.buckets) if (t - b.updated > 60_000) this.buckets.delete(k);
+  }
+}
+
+/** Where the buckets live. `take` resolves false when the client's bucket for `budget` is empty. */
+export interface RateLimitStore {
+  readonly kind: 'in-process' | 'redis';
+  take(budget: Budget, client: string): Promise<boolean>;
+  /** Releases connections (Redis); a no-op in process. */
+  close(): Promise<void>;
+}
+
+/** The in-process limiter behind the store interface. */
+export class InProcessRateLimitStore implements RateLimitStore {
+  readonly kind = 'in-process' as const;
+  constructor(private readonly limiter: TokenBucketLimiter = new TokenBucketLimiter()) {}
+
+  take(budget: Budget, client: string): Promise<boolean> {
+    return Promise.resolve(this.limiter.take(budget, client));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }

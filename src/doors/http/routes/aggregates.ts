@@ -6,6 +6,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { readerOf } from '../../../db/database.js';
 import type { App, AppContext } from '../context.js';
 import { readRefreshMeta } from '../../../read/aggregates.js';
 import { readCategories } from '../../../read/categories.js';
@@ -566,7 +567,7 @@ function orderedObjectJson(entries: readonly [string, unknown][]): string {
 
 export function registerAggregateRoutes(app: App, ctx: AppContext): void {
   app.openapi(chainsRoute, async (c) => {
-    const rows = await readChainStats(ctx.db, ctx.config.chains, ctx.now());
+    const rows = await readChainStats(readerOf(ctx.db), ctx.config.chains, ctx.now());
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(rows, 200);
   });
@@ -579,10 +580,10 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
     const chain = ctx.config.chains.find((ch) => ch.network === network);
     const now = ctx.now();
     const [[stats], ranking, facets, activity] = await Promise.all([
-      readChainStats(ctx.db, chain ? [chain] : [], now),
-      readChainRanking(ctx.db, network, limit),
-      readFacets(ctx.db, network),
-      readChainActivity(ctx.db, network, days, now),
+      readChainStats(readerOf(ctx.db), chain ? [chain] : [], now),
+      readChainRanking(readerOf(ctx.db), network, limit),
+      readFacets(readerOf(ctx.db), network),
+      readChainActivity(readerOf(ctx.db), network, days, now),
     ]);
     if (!stats) return unknownNetwork(c, ctx, raw, 404);
     c.header('Cache-Control', CACHE_AGGREGATE);
@@ -610,7 +611,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
       network = resolveNetwork(ctx, raw);
       if (network === null) return unknownNetwork(c, ctx, raw, 422);
     }
-    const rows = await readFeed(ctx.db, { network, limit });
+    const rows = await readFeed(readerOf(ctx.db), { network, limit });
     c.header('Cache-Control', CACHE_FEED);
     return c.json(rows, 200);
   });
@@ -632,7 +633,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
         422,
       );
     }
-    const ranking = await readLeaderboard(ctx.db, { offset: 0, limit: LEADERBOARD_FREE_ROWS });
+    const ranking = await readLeaderboard(readerOf(ctx.db), { offset: 0, limit: LEADERBOARD_FREE_ROWS });
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(
       {
@@ -657,7 +658,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
       if (n === null) return unknownNetwork(c, ctx, raw, 422);
       network = n;
     }
-    const facets = await readFacets(ctx.db, network);
+    const facets = await readFacets(readerOf(ctx.db), network);
     const body = orderedObjectJson(facets.map(({ facet, ...stat }) => [facet, stat]));
     // Built by hand so the volume order survives on the wire (JSON.stringify would move
     // integer-like keys first); values are still JSON.stringify'd.
@@ -668,7 +669,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
   });
 
   app.openapi(typesRoute, async (c) => {
-    const [t, meta] = await Promise.all([readTypeBreakdown(ctx.db), readRefreshMeta(ctx.db)]);
+    const [t, meta] = await Promise.all([readTypeBreakdown(readerOf(ctx.db)), readRefreshMeta(readerOf(ctx.db))]);
     const head = {
       classification_source: 'self_declared',
       declared_type_verified: false,
@@ -689,7 +690,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
   });
 
   app.openapi(issuersRoute, async (c) => {
-    const [i, meta] = await Promise.all([readIssuers(ctx.db), readRefreshMeta(ctx.db)]);
+    const [i, meta] = await Promise.all([readIssuers(readerOf(ctx.db)), readRefreshMeta(readerOf(ctx.db))]);
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(
       {
@@ -711,7 +712,7 @@ export function registerAggregateRoutes(app: App, ctx: AppContext): void {
   });
 
   app.openapi(categoriesRoute, async (c) => {
-    const [cat, meta] = await Promise.all([readCategories(ctx.db), readRefreshMeta(ctx.db)]);
+    const [cat, meta] = await Promise.all([readCategories(readerOf(ctx.db)), readRefreshMeta(readerOf(ctx.db))]);
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(
       {

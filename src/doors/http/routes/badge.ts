@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { readerOf } from '../../../db/database.js';
 import type { App, AppContext } from '../context.js';
 import { notAnAddress, notFound } from '../errors.js';
 import { NotAnAddressSchema } from './lookup.js';
@@ -35,7 +36,7 @@ const BADGE_PATH_RE = /^(?:\/v1)?\/badge\/([^/]*)\.svg$/;
 
 /** The numbers of one wallet's badge, from the same aggregate read as `/wallets/{wallet}/chains`. */
 export async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
-  const agg = await readWalletAggregate(ctx.db, wallet);
+  const agg = await readWalletAggregate(readerOf(ctx.db), wallet);
   const score = scoreFromAggregates(
     agg.chains.map((r) => ({
       network: r.network,

@@ -6,6 +6,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { readerOf } from '../../../db/database.js';
 import type { App, AppContext } from '../context.js';
 import { notAnAddress } from '../errors.js';
 import { isAgentCounter, isBase58Key, normaliseAgentId, parseWallet } from '../../../identifiers.js';
@@ -391,7 +392,7 @@ export function registerLookupRoutes(app: App, ctx: AppContext): void {
     let refreshedAt: string | null = null;
 
     const walletReading = async (address: string, as: Interpretation) => {
-      const agg = await readWalletAggregate(ctx.db, address);
+      const agg = await readWalletAggregate(readerOf(ctx.db), address);
       sources.add(WALLET_CHAINS_SOURCE);
       refreshedAt = agg.refreshed_at;
       const scores = scoredChains(agg.chains);
@@ -412,9 +413,9 @@ export function registerLookupRoutes(app: App, ctx: AppContext): void {
       }
     };
     const agentReading = async (id: string, networks: readonly string[], as: Interpretation) => {
-      const rows = await findAgentsById(ctx.db, id, networks);
+      const rows = await findAgentsById(readerOf(ctx.db), id, networks);
       sources.add(AGENT_LOOKUP_SOURCE);
-      refreshedAt ??= (await readRefreshMeta(ctx.db)).refreshed_at;
+      refreshedAt ??= (await readRefreshMeta(readerOf(ctx.db))).refreshed_at;
       for (const r of rows.sort((a, b) => order(a.network, b.network))) {
         matches.push({
           interpreted_as: as,
@@ -475,7 +476,7 @@ export function registerLookupRoutes(app: App, ctx: AppContext): void {
     const raw = c.req.valid('param').wallet;
     const wallet = walletFrom(raw);
     if (wallet === null) return notAnAddress(c, raw);
-    const agg = await readWalletAggregate(ctx.db, wallet);
+    const agg = await readWalletAggregate(readerOf(ctx.db), wallet);
     const rows = [...agg.chains].sort((a, b) => order(a.network, b.network));
     const scores = scoredChains(rows);
     c.header('Cache-Control', CACHE_PREVIEW);
@@ -528,7 +529,7 @@ export function registerLookupRoutes(app: App, ctx: AppContext): void {
       };
       return c.json(withLength(c, body), 422);
     }
-    const { totals, refreshed_at } = await readWalletTotals(ctx.db, wallet);
+    const { totals, refreshed_at } = await readWalletTotals(readerOf(ctx.db), wallet);
     const hasIdentity = (totals?.identity_count ?? 0) > 0;
     const hasReputation = (totals?.chains_with_reputation ?? 0) > 0;
     const next: z.infer<typeof WalletExistsSchema>['next'] = {};
