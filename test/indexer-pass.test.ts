@@ -36,6 +36,7 @@ import {
   target,
   type LocalChain,
 } from './indexer-fixtures.js';
+import { createReplay } from './solana-fixtures.js';
 
 const HOSTILE_TAG1 = `<script>alert("x")</script> 'single' "double" & <b>`.repeat(20).slice(0, 500);
 const NUL_TAG2 = 'before\u0000after';
@@ -387,22 +388,31 @@ describe('indexer pass on a local chain', () => {
     expect(called).toBe(1);
   });
 
-  it('skips a Solana chain with a clear status that is not a failure', async () => {
+  it('indexes a Solana chain next to the EVM ones with its own scanner (not skipped)', async () => {
     const config = configFor([target(chain)]);
     const sol = config.chains.find((c) => c.network === 'solana')!;
     sol.enabled = true;
-    const r = await runIndexPass({ db: t.db, config, log: quietLogger(), afterPass: null });
+    sol.startBlock = 500;
+    // offline: an empty program history served by a replay transport (test/solana-fixtures.ts)
+    const replay = createReplay([], 2_000);
+    const r = await runIndexPass({
+      db: t.db,
+      config,
+      log: quietLogger(),
+      afterPass: null,
+      solana: { transport: replay.transport },
+    });
     expect(r.status).toBe('ok');
     if (r.status !== 'ok') return;
     expect(r.failed).toEqual([]);
     const s = r.chains.find((c) => c.network === 'solana')!;
-    expect(s.status).toBe('skipped');
-    expect(s.error).toMatch(/no scanner/);
-    const [row] = await t.db.query<{ last_error: string }>(
-      'SELECT last_error FROM chains WHERE network = $1',
+    expect(s).toMatchObject({ status: 'ok', kind: 'solana', from: 500, to: 2_000 - sol.confirmations, head: 2_000 });
+    const [row] = await t.db.query<{ last_error: string | null; last_scanned_block: string | number }>(
+      'SELECT last_error, last_scanned_block FROM chains WHERE network = $1',
       ['solana'],
     );
-    expect(row!.last_error).toMatch(/no scanner/);
+    expect(row!.last_error).toBeNull();
+    expect(Number(row!.last_scanned_block)).toBe(2_000 - sol.confirmations);
   });
 
   it('scheduler: a pass at start, never overlapping, stop() waits for the running pass', async () => {

@@ -20,6 +20,7 @@ import {
 } from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import type { ChainScanner } from './scanner.js';
+import { createSolanaScanner, type SolanaRpcSource, type SolanaScanOptions } from './solana-scanner.js';
 
 export type AfterPass = (db: Database) => Promise<void>;
 
@@ -77,6 +78,8 @@ export interface RunIndexPassOptions {
   concurrency?: number;
   /** EVM scanner tuning (ranges, retries, timeouts). */
   scan?: Partial<EvmScanOptions>;
+  /** Solana scanner tuning, and (tests) an injected RPC or transport instead of the chain's rpcUrl. */
+  solana?: Partial<SolanaScanOptions> & SolanaRpcSource;
   hooks?: PassHooks;
   /** Only these networks (still only the enabled ones). */
   networks?: string[];
@@ -292,7 +295,11 @@ function makeScanner(
   log: IndexLogger,
 ): (ChainScanner & { stats?: EvmScanStats }) | null {
   if (chain.kind === 'evm') return createEvmScanner(chain, opts.scan, log);
-  return null; // solana: a scanner of its own comes later
+  if (chain.kind === 'solana') {
+    const { rpc, transport, ...tuning } = opts.solana ?? {};
+    return createSolanaScanner(chain, tuning, log, { rpc, transport });
+  }
+  return null; // a chain kind without a scanner yet
 }
 
 async function indexChain(
