@@ -12,6 +12,7 @@ import type { App } from '../src/doors/http/context.js';
 import { registerChains } from '../src/indexer/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
+import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const NOW = new Date('2026-11-20T00:00:00Z');
@@ -117,29 +118,6 @@ describe('headers on every kind of answer', () => {
 
 // ------------------------------------------------------------------ 429 over a real socket
 
-/** Counts every database call, so a 429 can be shown to have done no work. */
-function countingDb(db: Database): Database & { calls: () => number } {
-  let calls = 0;
-  const wrapped = {
-    kind: db.kind,
-    query: (sql: string, params?: readonly unknown[]) => {
-      calls += 1;
-      return db.query(sql, params);
-    },
-    exec: (sql: string) => {
-      calls += 1;
-      return db.exec(sql);
-    },
-    transaction: <R>(fn: Parameters<Database['transaction']>[0]) => {
-      calls += 1;
-      return db.transaction(fn) as Promise<R>;
-    },
-    tryWithLock: db.tryWithLock.bind(db),
-    close: async () => undefined,
-    calls: () => calls,
-  };
-  return wrapped as unknown as Database & { calls: () => number };
-}
 
 describe('rate limits (real listener: the limiter keys on the socket address)', () => {
   let server: RunningServer;

@@ -19,35 +19,13 @@ import { InProcessRateLimitStore, type RateLimitStore } from '../src/doors/http/
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { registerChains } from '../src/indexer/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
+import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL || null;
 const NOW = new Date('2026-11-01T00:00:00Z');
 const W1 = '0x00000000000000000000000000000000000000a1';
 
-/** Counts every database call, so a 429 can be shown to have done no work. */
-function countingDb(db: Database): Database & { calls: () => number } {
-  let calls = 0;
-  const wrapped = {
-    kind: db.kind,
-    query: (sql: string, params?: readonly unknown[]) => {
-      calls += 1;
-      return db.query(sql, params);
-    },
-    exec: (sql: string) => {
-      calls += 1;
-      return db.exec(sql);
-    },
-    transaction: <R>(fn: Parameters<Database['transaction']>[0]) => {
-      calls += 1;
-      return db.transaction(fn) as Promise<R>;
-    },
-    tryWithLock: db.tryWithLock.bind(db),
-    close: async () => undefined,
-    calls: () => calls,
-  };
-  return wrapped as unknown as Database & { calls: () => number };
-}
 
 /** A request as the node listener delivers it: with a socket address (the limiter's client key). */
 function from(app: ReturnType<typeof createApp>, client: string, path: string, method = 'GET') {
