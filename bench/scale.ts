@@ -1,6 +1,6 @@
 /**
- * Scale benchmark (DESIGN.md "Data volumes"): a PostgreSQL index of BENCH_EVENTS ratings (default
- * 1,000,000) where ONE subject wallet holds ~60 % of them, then:
+ * Scale benchmark (the 5 M-rating target in the README): a PostgreSQL index of BENCH_EVENTS
+ * ratings (default 1,000,000) where ONE subject wallet holds ~60 % of them, then:
  *  - the aggregate refresh time (refreshAggregates);
  *  - free routes for that subject via `app.request` (median of BENCH_REPEAT, default 20);
  *  - the paid handlers run in process (validate + run of `paidHandlers`) for the big subject and a

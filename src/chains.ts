@@ -1,6 +1,7 @@
 /**
- * The built-in table of the 11 indexed networks. Every field can be overridden per chain through
- * CHAINS_FILE or RPC_URL_<NETWORK> (see config.ts). Facts from shared/reference/PROTOCOL.md.
+ * The built-in table of the 11 indexed networks: chain ids, the deployed ERC-8004 registry
+ * addresses (the Solana program id), known deployment blocks and the 12-block reorg margin. Every
+ * field can be overridden per chain through CHAINS_FILE or RPC_URL_<NETWORK> (see config.ts).
  */
 export type ChainKind = 'evm' | 'solana';
 

@@ -9,7 +9,51 @@ import { DataDirLockedError, openDatabase, type Database } from './db/database.j
 import { migrate } from './db/migrate.js';
 import { InProcessRateLimitStore, type RateLimitStore } from './doors/http/rate-limit.js';
 import { registerChains } from './indexer/chain-state.js';
-import { startHttpServer } from './server.js';
+import { configureLogging, logger } from './log.js';
+import { ListenError, listenHttp, startMetricsServer, type RunningServer } from './server.js';
+
+/**
+ * Exit codes (sysexits.h): 0 ok; 1 a chain failed (index --once); 2 index lock held by another
+ * pass; 64 usage; 69 the database server cannot be reached; 75 the data directory or the port is
+ * held by another process; 78 configuration (a bad variable, a DATABASE_URL naming a missing
+ * database or refusing the credentials, a HOST/PORT that cannot be bound).
+ */
+export const EXIT = { usage: 64, unavailable: 69, busy: 75, config: 78 } as const;
+
+/** A start-up failure worth one line (no stack): what failed, which variable, why. */
+export class StartupError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+
+/** Turns a failure to reach or open DATABASE_URL into a one-line StartupError (else rethrows). */
+function databaseStartupError(e: unknown, config: Config): never {
+  if (!config.databaseUrl || e instanceof DataDirLockedError || e instanceof StartupError) throw e;
+  const err = e as NodeJS.ErrnoException & { code?: string };
+  let where = 'the server';
+  try {
+    const u = new URL(config.databaseUrl);
+    where = `${u.hostname}:${u.port || '5432'}${u.pathname}`; // never the password
+  } catch {
+    // keep the generic name
+  }
+  const code = err?.code ?? '';
+  const msg = err?.message ?? String(e);
+  if (UNREACHABLE_CODES.has(code) || /timeout|terminated unexpectedly|Connection terminated/i.test(msg)) {
+    throw new StartupError(`DATABASE_URL: cannot reach the PostgreSQL server at ${where} (${code || msg})`, EXIT.unavailable);
+  }
+  if (code === '3D000') throw new StartupError(`DATABASE_URL: the database does not exist (${where}): ${msg}`, EXIT.config);
+  if (code === '28P01' || code === '28000') {
+    throw new StartupError(`DATABASE_URL: the server refused the credentials (${where}): ${msg}`, EXIT.config);
+  }
+  throw e;
+}
 
 const HELP: Record<string, string> = {
   main: `repindex: a read-only reputation index for ERC-8004 agents
@@ -21,17 +65,21 @@ Commands:
   index --once   run one indexing pass over every enabled chain, then exit (non-zero if a chain failed)
   migrate        apply the database migrations, then exit
   demo           offline demo: local EVM chains, a played scenario, indexed and served
+  reconcile-payments  settle or release payment claims whose settlement outcome is unknown, then exit
 
 Run "repindex <command> --help" for a command's options. Configuration comes from the
 environment (see README): DATABASE_URL, DATA_DIR, PORT, HOST, BASE_URL, CHAINS_FILE, ...`,
   serve: `Usage: repindex serve
 
 Serves the API on HOST:PORT (default 127.0.0.1:8080) and, unless INDEXER_PERIOD_SECONDS=0, runs an
-indexing pass at start and then every INDEXER_PERIOD_SECONDS. Migrations run first.`,
+indexing pass at start and then every INDEXER_PERIOD_SECONDS. Migrations run first. Logs are JSON lines
+(LOG_LEVEL); METRICS_PORT serves GET /metrics on a port of its own. Ctrl-C stops a running pass at its
+next batch.`,
   index: `Usage: repindex index --once
 
 Runs one pass over every enabled chain: from each chain's checkpoint to head minus its confirmations.
-Exits 0 when every chain succeeded, 1 when any failed, 2 when another process holds the index lock.
+Exits 0 when every chain succeeded, 1 when any failed, 2 when another process holds the index lock,
+130 when Ctrl-C stopped it (at a batch boundary: what was written stays, the next pass resumes).
 On the embedded database a running "serve" owns the data directory: stop it first.`,
   migrate: `Usage: repindex migrate
 
@@ -42,9 +90,23 @@ Starts three local EVM chains in process (chain ids of base, optimism and arbitr
 project's own ERC-8004 registries, plays a deterministic scenario, indexes it with the real indexer
 and serves the API on it (PORT, default 8080). Needs no network. --no-serve stops after indexing.
 Uses an in-memory database unless DATABASE_URL is set.`,
+  'reconcile-payments': `Usage: repindex reconcile-payments
+
+Reads, on chain (the RPC of each payment network), the token's authorizationState of every payment
+claim left "settling-unknown": used → settled (the buyer's retry is served from its receipt);
+unused past validBefore → released; unused and still valid → left for a retry. "serve" does the
+same every PAYMENT_RECONCILE_SECONDS. Exits 0, or 1 when a claim could not be decided.`,
 };
 
 export async function openAndMigrate(config: Config, opts: { readReplica?: boolean } = {}): Promise<Database> {
+  try {
+    return await openAndMigrateRaw(config, opts);
+  } catch (e) {
+    databaseStartupError(e, config);
+  }
+}
+
+async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }): Promise<Database> {
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -62,24 +124,61 @@ export async function openAndMigrate(config: Config, opts: { readReplica?: boole
 }
 
 async function serveCommand(config: Config): Promise<void> {
-  const db = await openAndMigrate(config, { readReplica: true });
+  // The port first: a busy port is reported at once, not after the migrations.
+  let server;
+  try {
+    server = await listenHttp({ host: config.host, port: config.port }, config.rateLimit);
+  } catch (e) {
+    if (e instanceof ListenError) {
+      throw new StartupError(`HOST/PORT: ${e.message}`, e.code === 'EADDRINUSE' ? EXIT.busy : EXIT.config);
+    }
+    throw e;
+  }
+  let db: Database;
+  try {
+    db = await openAndMigrate(config, { readReplica: true });
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
   // REDIS_URL: buckets shared by every API process (fail-open to in process while Redis is down).
   const rateLimit: RateLimitStore = config.redisUrl
     ? new (await import('./doors/http/rate-limit-redis.js')).RedisRateLimitStore({ url: config.redisUrl })
     : new InProcessRateLimitStore();
-  const server = await startHttpServer({ config, db, now: () => new Date(), rateLimit }, { host: config.host, port: config.port });
-  console.log(
-    `[serve] listening on ${server.url} (database: ${db.kind}${db.kind === 'pglite' ? ` in ${config.dataDir}` : ''}` +
+  server.attach({ config, db, now: () => new Date(), rateLimit });
+  const log = logger('serve');
+  log.info(
+    {
+      url: server.url,
+      database: db.kind,
+      ...(db.kind === 'pglite' ? { data_dir: config.dataDir } : {}),
+      read_replica: config.databaseReadUrl !== null,
+      rate_limit: rateLimit.kind,
+    },
+    `listening on ${server.url} (database: ${db.kind}${db.kind === 'pglite' ? ` in ${config.dataDir}` : ''}` +
       `${config.databaseReadUrl ? ', reads on DATABASE_READ_URL' : ''}; rate limit: ${rateLimit.kind})`,
   );
+  let metrics: RunningServer | null = null;
+  if (config.metricsPort) {
+    metrics = await startMetricsServer({ host: config.metricsHost ?? config.host, port: config.metricsPort, db });
+    log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
+  }
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const scheduler = startIndexScheduler({ db, config });
+  const { startReconcileScheduler } = await import('./payments/reconcile.js');
+  const reconciler = startReconcileScheduler({ db, config });
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C: leave now (every committed batch is already safe).
+      log.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(130);
+    }
     stopping = true;
-    console.log(`[serve] ${signal}: shutting down`);
+    log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
     await scheduler.stop();
+    await reconciler.stop();
+    await metrics?.close();
     await server.close();
     await rateLimit.close().catch(() => undefined);
     await db.close();
@@ -95,16 +194,31 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
     return 64;
   }
   const db = await openAndMigrate(config);
+  // Ctrl-C / SIGTERM: stop at the next batch boundary (the batches written stay committed);
+  // a second signal exits at once.
+  const abort = new AbortController();
+  const onSignal = (signal: string) => {
+    if (abort.signal.aborted) process.exit(130);
+    logger('index').info({ signal }, `${signal}: stopping at the next batch boundary (again to exit now)`);
+    abort.abort();
+  };
+  const sigint = () => onSignal('SIGINT');
+  const sigterm = () => onSignal('SIGTERM');
+  process.on('SIGINT', sigint);
+  process.on('SIGTERM', sigterm);
   try {
     const { runIndexPass } = await import('./indexer/pass.js');
-    const report = await runIndexPass({ db, config });
+    const report = await runIndexPass({ db, config, signal: abort.signal });
     if (report.status === 'locked') {
-      console.error('[index] another process is running a pass on this index; nothing done.');
+      logger('index').warn('[index] another process is running a pass on this index; nothing done.');
       return 2;
     }
+    if (report.stopped) return 130;
     // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
     return report.failed.length > 0 || report.afterPassError ? 1 : 0;
   } finally {
+    process.off('SIGINT', sigint);
+    process.off('SIGTERM', sigterm);
     await db.close();
   }
 }
@@ -112,8 +226,13 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
 async function migrateCommand(config: Config): Promise<void> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    const applied = await migrate(db);
-    console.log(applied.length ? `[migrate] applied ${applied.join(', ')}` : '[migrate] already up to date');
+    let applied: string[];
+    try {
+      applied = await migrate(db);
+    } catch (e) {
+      databaseStartupError(e, config);
+    }
+    logger('migrate').info({ applied }, applied.length ? `applied ${applied.join(', ')}` : 'already up to date');
   } finally {
     await db.close();
   }
@@ -154,6 +273,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  configureLogging({ level: config.logLevel });
   try {
     switch (command) {
       case 'serve':
@@ -164,6 +284,20 @@ export async function main(argv: string[]): Promise<number> {
       case 'migrate':
         await migrateCommand(config);
         return 0;
+      case 'reconcile-payments': {
+        const db = await openAndMigrate(config);
+        try {
+          const { reconcilePayments } = await import('./payments/reconcile.js');
+          const r = await reconcilePayments({ db, config });
+          console.log(
+            `[payments] ${r.examined} unknown settlement(s): ${r.settled} settled, ${r.released} released, ${r.pending} still pending`,
+          );
+          for (const e of r.errors) console.error(`[payments] undecided: ${e}`);
+          return r.errors.length > 0 ? 1 : 0;
+        } finally {
+          await db.close();
+        }
+      }
       case 'demo': {
         const { runDemo, DemoDatabaseError } = await import('./demo/run-demo.js');
         try {
@@ -181,7 +315,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof DataDirLockedError) {
       console.error(`repindex: ${e.message}`);
-      return 75;
+      return EXIT.busy;
+    }
+    if (e instanceof StartupError) {
+      console.error(`repindex: ${e.message}`);
+      return e.exitCode;
     }
     throw e;
   }

@@ -33,12 +33,26 @@ export interface Config {
    * USDC table of src/payments/pricing.ts.
    */
   paymentAssetOverrides?: Readonly<Record<string, string>>;
+  /** `MAX_CONCURRENT_PAID_RUNS`: paid requests answered at once per process (default 16); more get 503 before settlement. */
+  maxConcurrentPaidRuns?: number;
+  /** `PAYMENT_RECONCILE_SECONDS`: period of the settling-unknown reconciliation in `serve` (default 300; 0 disables). */
+  paymentReconcileSeconds?: number;
   redisUrl: string | null;
   databaseReadUrl: string | null;
   rateLimit: RateLimitConfig;
   /** Trust X-Forwarded-For for the client address (only behind a known proxy). */
   trustProxy: boolean;
+  /**
+   * `TRUST_PROXY_HOPS` (default 1): how many proxies of your own stand in front of the API. The
+   * client address is the entry that many places from the RIGHT of X-Forwarded-For (each proxy
+   * appends the peer it saw; everything to the left of that came from the client and is ignored).
+   */
+  trustProxyHops?: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** METRICS_PORT: the Prometheus listener (GET /metrics); null (default) = no metrics listener. */
+  metricsPort?: number | null;
+  /** METRICS_HOST: its bind address (default: HOST). */
+  metricsHost?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -141,6 +155,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL must be one of debug, info, warn, error');
   }
+  const metricsPort = env.METRICS_PORT?.trim() ? intVar(env, 'METRICS_PORT', 0, 1, 65535) : null;
+  if (metricsPort !== null && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT must differ from PORT (metrics are never served on the public port)');
+  }
   const trustProxyRaw = env.TRUST_PROXY?.trim() || 'false';
   if (!['true', 'false', '1', '0'].includes(trustProxyRaw)) throw new ConfigError('TRUST_PROXY must be true or false');
   return {
@@ -161,8 +179,13 @@ export function loadConfig(env: Env = process.env): Config {
       burst: intVar(env, 'RATE_LIMIT_BURST', 40, 1, 1_000_000),
     },
     trustProxy: trustProxyRaw === 'true' || trustProxyRaw === '1',
+    trustProxyHops: intVar(env, 'TRUST_PROXY_HOPS', 1, 1, 32),
     logLevel,
+    metricsPort,
+    metricsHost: env.METRICS_HOST?.trim() || host,
     paymentAssetOverrides: paymentAssetOverrides(env),
+    maxConcurrentPaidRuns: intVar(env, 'MAX_CONCURRENT_PAID_RUNS', 16, 1, 100_000),
+    paymentReconcileSeconds: intVar(env, 'PAYMENT_RECONCILE_SECONDS', 300, 0, 7 * 24 * 3600),
   };
 }
 

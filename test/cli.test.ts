@@ -78,7 +78,7 @@ describe('repindex CLI', () => {
       const res = await fetch(`${url}/health`);
       expect(res.status).toBe(200);
       const body = await res.json();
-      expect(body).toMatchObject({ status: 'ok', agents: 0, feedback_entries: 0 });
+      expect(body).toMatchObject({ status: 'starting', agents: 0, feedback_entries: 0 });
       expect(body.chains).toHaveLength(11);
       // PGlite has no lock of its own: a second process on the same directory must refuse.
       const second = run(['index', '--once'], { DATA_DIR: dataDir });

@@ -24,7 +24,8 @@ describe('GET /health on an empty index', () => {
     expect(res.headers.get('ratelimit-policy')).toBe('50;w=1;burst=40');
     const body = await res.json();
     expect(body).toMatchObject({
-      status: 'ok',
+      // Nothing synced yet and nothing failed: starting, not ok.
+      status: 'starting',
       agents: 0,
       feedback_entries: 0,
       indexer_period_seconds: 3600,

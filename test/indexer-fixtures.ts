@@ -70,12 +70,22 @@ export function target(chain: LocalChain, extra: Partial<ChainTarget> = {}): Cha
 export interface CollectingLogger extends IndexLogger {
   lines: string[];
   warnings: string[];
+  /** Debug lines (retries). */
+  debugs: string[];
 }
 
 export function quietLogger(): CollectingLogger {
   const lines: string[] = [];
   const warnings: string[] = [];
-  return { lines, warnings, info: (l) => lines.push(l), warn: (l) => warnings.push(l) };
+  const debugs: string[] = [];
+  return {
+    lines,
+    warnings,
+    debugs,
+    info: (l) => lines.push(l),
+    warn: (l) => warnings.push(l),
+    debug: (l) => debugs.push(l),
+  };
 }
 
 /** dumpIndex of one network without the network column: compares two networks' rows. */

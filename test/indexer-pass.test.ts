@@ -436,8 +436,11 @@ describe('indexer pass on a local chain', () => {
     const third = s.runNow();
     await s.stop();
     expect(s.running).toBe(false);
-    expect((await third)?.status).toBe('ok');
-    expect(passes).toBe(2);
+    // stop() stops the running pass at its next batch boundary: here before its chain started,
+    // so nothing ran and the after-pass refresh is left to the next pass (test/index-stop.test.ts).
+    const r3 = await third;
+    expect(r3?.status === 'ok' && r3.stopped).toBe(true);
+    expect(passes).toBe(1);
     expect(await s.runNow()).toBeNull(); // stopped
 
     const off = startIndexScheduler({

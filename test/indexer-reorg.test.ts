@@ -1,5 +1,5 @@
 /**
- * The 12-block reorg margin against a REAL reorg (anvil `anvil_reorg`, DESIGN.md "Tests"): the
+ * The 12-block reorg margin against a REAL reorg (anvil `anvil_reorg`): the
  * indexer only scans to head − confirmations, so logs of blocks a shallow reorg can still replace
  * never reach the index, and the canonical logs that replace them are indexed once they are old
  * enough.
@@ -11,9 +11,8 @@
  * transaction (a JSON request from an unlocked dev account, here) into the new block at `blockOffset`
  * (0 = the first replaced height).
  *
- * Known limitation (not tested here, since it is not the contract's behaviour): a reorg DEEPER than
- * the margin is not healed. The indexer keeps no block hashes and never re-reads a range it has
- * scanned, so a rating from an orphaned block older than head − 12 would stay in the index.
+ * A reorg DEEPER than the margin is healed from the stored checkpoint hashes: see
+ * test/indexer-deep-reorg.test.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';

@@ -107,7 +107,8 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     const runsBefore = runs.count;
     const res = await get(`/reputation/wallet/${WALLET_B}`, paidHeader);
     expect(res.status).toBe(402);
-    expect((await res.json()).error).toBe('payment_resource_mismatch');
+    // The stock client's payload names the resource it paid for (A): a mismatch with B.
+    expect((await res.json()).error).toBe('payment_requirements_mismatch');
     expect(runs.count).toBe(runsBefore);
     expect(rail.settlements()).toBe(1);
   });
@@ -165,7 +166,7 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     expect(before.payer - (await balances()).payer).toBe(AMOUNT);
   });
 
-  it('a 422 from validate with a valid payment leaves the authorization unused; it pays afterwards', async () => {
+  it('a 422 from validate with a valid payment leaves the authorization unused; it never unlocks another resource', async () => {
     const before = await balances();
     const settled = rail.settlements();
     // Sign the challenge of the mistyped subject (it quotes like a valid one).
@@ -176,9 +177,10 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     expect(rail.settlements()).toBe(settled);
     expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(false);
     expect(await balances()).toEqual(before);
-    const good = await get(`/reputation/wallet/${WALLET_B}?z=3`, header);
-    expect(good.status).toBe(200);
-    expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(true);
-    expect(rail.settlements()).toBe(settled + 1);
+    const other = await get(`/reputation/wallet/${WALLET_B}?z=3`, header);
+    expect(other.status).toBe(402);
+    expect((await other.json()).error).toBe('payment_requirements_mismatch');
+    expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(false);
+    expect(rail.settlements()).toBe(settled);
   });
 });

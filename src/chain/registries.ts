@@ -176,7 +176,9 @@ export function publicClientFor(rpcUrl: string): PublicClient {
   let client = clients.get(rpcUrl);
   if (!client) {
     client = createPublicClient({
-      transport: http(rpcUrl, { batch: { wait: 0 }, retryCount: 0 }),
+      // A local node in this process answers only when the event loop is free: the scenario signs
+      // hundreds of transactions synchronously, so on a loaded machine an answer can take long.
+      transport: http(rpcUrl, { batch: { wait: 0 }, retryCount: 0, timeout: 180_000 }),
       pollingInterval: 50,
     });
     clients.set(rpcUrl, client);

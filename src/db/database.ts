@@ -10,6 +10,8 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { logger } from '../log.js';
+import { registerDbPool } from '../metrics.js';
 
 export type Row = Record<string, unknown>;
 
@@ -85,15 +87,18 @@ function openPostgres(url: string, readUrl: string | null): Database {
       return pg.types.getTypeParser(oid, format as 'text');
     },
   } as pg.CustomTypesConfig;
-  const pool = new pg.Pool({ connectionString: url, max: 10, types: typeParsers });
+  // A server that never answers fails the first query after 10 s instead of hanging start-up.
+  const pool = new pg.Pool({ connectionString: url, max: 10, types: typeParsers, connectionTimeoutMillis: 10_000 });
   // An idle client that errors (server restart) must not crash the process.
-  pool.on('error', (err) => console.error(`[db] idle PostgreSQL client error: ${err.message}`));
+  pool.on('error', (err) => logger('db').error({ err: err.message }, 'idle PostgreSQL client error'));
   // The replica pool (lazy: no connection until the first read). An application_name in the
   // URL wins over this default, which lets an operator tell the pools apart in pg_stat_activity.
   const readPool = readUrl
     ? new pg.Pool({ connectionString: readUrl, max: 10, types: typeParsers, application_name: 'repindex-read' })
     : null;
-  readPool?.on('error', (err) => console.error(`[db] idle PostgreSQL read-replica client error: ${err.message}`));
+  readPool?.on('error', (err) => logger('db').error({ err: err.message }, 'idle PostgreSQL read-replica client error'));
+  registerDbPool('primary', pool);
+  registerDbPool('read', readPool);
 
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
@@ -141,6 +146,8 @@ function openPostgres(url: string, readUrl: string | null): Database {
       }
     },
     async close() {
+      registerDbPool('primary', null);
+      if (readPool) registerDbPool('read', null);
       await Promise.all([pool.end(), readPool?.end()]);
     },
   };

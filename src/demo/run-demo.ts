@@ -13,9 +13,13 @@ import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { registerChains } from '../indexer/chain-state.js';
+import { defaultIndexLogger } from '../indexer/evm-scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport } from '../indexer/pass.js';
 import { startIndexScheduler } from '../indexer/scheduler.js';
 import { startHttpServer } from '../server.js';
+import { privateKeyToAddress } from 'viem/accounts';
+import { startReconcileScheduler } from '../payments/reconcile.js';
+import { demoKey, openMarket, type Market } from './market.js';
 import {
   playScenario,
   SCENARIO_CHAIN_IDS,
@@ -40,7 +44,7 @@ export interface StartDemoOptions {
   dataDir?: string;
   /** Base configuration (port, policies, …); default: the built-in defaults, ignoring the environment. */
   config?: Config;
-  /** Indexer log lines; default: console. */
+  /** Indexer log lines; default: the process logger. */
   log?: IndexLogger;
 }
 
@@ -109,7 +113,7 @@ async function prepareDemoDatabase(db: Database): Promise<void> {
 
 export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   const t0 = Date.now();
-  const log = opts.log ?? { info: (l: string) => console.log(l), warn: (l: string) => console.warn(l) };
+  const log = opts.log ?? defaultIndexLogger();
   const base = opts.config ?? loadConfig({});
   const started: LocalNode[] = [];
   let db: Database | null = null;
@@ -184,6 +188,53 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   }
 }
 
+/** USDC minted to the demo buyer (base units, 6 decimals): 1000 USDC. */
+export const DEMO_BUYER_FUNDS = 1_000_000_000n;
+
+/**
+ * The demo's x402 market on its base chain (chain id 8453): the chain's clock moved to the wall
+ * clock (the facilitator and the token both check the authorization's time window), the EIP-3009
+ * token deployed, the buyer funded, the official facilitator served over HTTP, and `demo.config`
+ * pointed at it (TREASURY_ADDRESS, X402_FACILITATOR_URL, X402_ASSET_BASE). Keys are derived from
+ * public labels ({@link demoKey}): test keys, never for a real network.
+ */
+export async function startDemoMarket(demo: Demo): Promise<Market> {
+  const base = demo.nodes.find((n) => n.network === 'base');
+  if (!base) throw new Error('the demo has no base chain');
+  const node = base.node;
+  const latest = await node.request<{ timestamp: string }>('eth_getBlockByNumber', ['latest', false]);
+  const nowSec = Math.floor(Date.now() / 1000);
+  if (Number(BigInt(latest.timestamp)) < nowSec) {
+    await node.setNextBlockTimestamp(nowSec);
+    await node.mine(1);
+  }
+  const facilitatorKey = demoKey('facilitator');
+  await node.request('hardhat_setBalance', [privateKeyToAddress(facilitatorKey), `0x${(10n ** 21n).toString(16)}`]);
+  const market = await openMarket({
+    rpcUrl: node.rpcUrl,
+    chainId: node.chainId,
+    facilitatorKey,
+    treasury: privateKeyToAddress(demoKey('treasury')),
+    buyerKey: demoKey('buyer'),
+    buyerFunds: DEMO_BUYER_FUNDS,
+  });
+  demo.config = {
+    ...demo.config,
+    treasuryAddress: market.treasury,
+    facilitatorUrl: market.facilitatorUrl,
+    paymentAssetOverrides: { ...demo.config.paymentAssetOverrides, base: market.token },
+  };
+  return market;
+}
+
+/** The copy-paste paid call the demo prints (the stock @x402/fetch client, examples/). */
+export function paidExampleCommand(market: Market, apiUrl: string, path: string): string {
+  return (
+    `REPINDEX_URL=${apiUrl} BUYER_KEY=${market.buyerKey} TREASURY_ADDRESS=${market.treasury} X402_ASSET=${market.token} ` +
+    `npx tsx examples/pay-with-x402-fetch.ts ${path}`
+  );
+}
+
 export async function runDemo(opts: { config: Config; serve: boolean }): Promise<void> {
   const { config } = opts;
   console.log(
@@ -205,12 +256,21 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
     await demo.close();
     return;
   }
+  const market = await startDemoMarket(demo);
+  console.log(
+    `[demo] x402 market on base (chain id ${market.chainId}): EIP-3009 token "USD Coin" ${market.token}, ` +
+      `facilitator ${market.facilitatorUrl}, treasury ${market.treasury}`,
+  );
+  console.log(
+    `[demo] buyer ${market.buyer} holds ${Number(DEMO_BUYER_FUNDS / 1_000_000n)} test USDC; its key is a PUBLIC test key (never use it on a real network)`,
+  );
   const server = await startHttpServer(
     { config: demo.config, db: demo.db, now: () => new Date() },
     { host: config.host, port: config.port },
   );
   if (config.port === 0) demo.config.baseUrl = server.url;
   const scheduler = startIndexScheduler({ db: demo.db, config: demo.config, runAtStart: false });
+  const reconciler = startReconcileScheduler({ db: demo.db, config: demo.config });
   const u = server.url;
   const wallet = facts.multiChainOwner.address;
   console.log(`[demo] serving the index on ${u}  (Ctrl-C stops)`);
@@ -224,6 +284,9 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
       `  curl -s ${u}/feed?limit=5`,
       `  curl -s ${u}/search/${facts.sameAgentIdOnTwoChains.agentId}`,
       `  curl -s ${u}/stats/facets`,
+      '',
+      'Pay for one (the stock @x402/fetch client; prints the receipt, then replays the same header for free):',
+      `  ${paidExampleCommand(market, u, `/reputation/wallet/${wallet}`)}`,
     ].join('\n'),
   );
   let stopping = false;
@@ -232,7 +295,9 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
     stopping = true;
     console.log(`[demo] ${signal}: shutting down`);
     await scheduler.stop();
+    await reconciler.stop();
     await server.close();
+    await market.close();
     await demo.close();
     process.exit(0);
   };

@@ -1,6 +1,6 @@
 /**
- * The ERC-8004 events the EVM scanner reads (signatures of the mainnet registries, version 2.0.0;
- * see shared/reference/PROTOCOL.md). Topic0 values are derived here, never typed by hand.
+ * The ERC-8004 events the EVM scanner reads (signatures of the mainnet Identity and Reputation
+ * registries, version 2.0.0). Topic0 values are derived here, never typed by hand.
  */
 import { parseAbi, toEventSelector, type Hex } from 'viem';
 

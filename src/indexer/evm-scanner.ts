@@ -23,6 +23,8 @@ import {
   type PublicClient,
 } from 'viem';
 import type { ChainConfig } from '../chains.js';
+import { logger } from '../log.js';
+import { recordRpcError } from '../metrics.js';
 import { IDENTITY_EVENTS, IDENTITY_TOPICS, REPUTATION_EVENTS, REPUTATION_TOPICS, TOPIC } from './evm-abi.js';
 import {
   capKeyText,
@@ -65,9 +67,26 @@ export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   blockCacheSize: 50_000,
 };
 
+/** Structured fields of a log line (chain, block range, cause, …). */
+export type LogFields = Record<string, unknown>;
+
+/**
+ * Where the indexer's lines go. The default is the process logger (src/log.ts); tests pass a
+ * collecting one. `debug` (retries, range changes) is optional: a logger without it drops them.
+ */
 export interface ScannerLogger {
-  info(line: string): void;
-  warn(line: string): void;
+  info(line: string, fields?: LogFields): void;
+  warn(line: string, fields?: LogFields): void;
+  debug?(line: string, fields?: LogFields): void;
+}
+
+/** The indexer's default logger: the `index` component of the process logger. */
+export function defaultIndexLogger(): ScannerLogger {
+  return {
+    info: (l, f) => logger('index').info(f ?? {}, l),
+    warn: (l, f) => logger('index').warn(f ?? {}, l),
+    debug: (l, f) => logger('index').debug(f ?? {}, l),
+  };
 }
 
 /** What the scanner did, for the pass report and tests. */
@@ -198,7 +217,7 @@ type RawLog = Log<Hex, Hex, false> & { blockTimestamp?: Hex };
 export function createEvmScanner(
   chain: ChainConfig,
   opts: Partial<EvmScanOptions> = {},
-  log: ScannerLogger = { info: (l) => console.log(l), warn: (l) => console.warn(l) },
+  log: ScannerLogger = defaultIndexLogger(),
 ): ChainScanner & { readonly stats: EvmScanStats } {
   if (chain.kind !== 'evm') throw new Error(`${chain.network}: not an EVM chain`);
   if (!chain.identityRegistry || !chain.reputationRegistry) {
@@ -242,6 +261,7 @@ export function createEvmScanner(
         return await fn();
       } catch (err) {
         const cls = classifyRpcError(err, forLogs);
+        recordRpcError(network, cls);
         if (forLogs && canShrink && (cls === 'range' || cls === 'timeout')) throw new RangeTooWide(err);
         if (cls === 'fatal' || attempt >= o.maxAttempts) {
           throw new Error(
@@ -253,8 +273,9 @@ export function createEvmScanner(
         }
         stats.retries++;
         const delay = backoff(attempt);
-        log.warn(
+        log.debug?.(
           `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
+          { chain: network, call: what, attempt, delay_ms: delay, kind: cls },
         );
         await sleep(delay);
       }
@@ -459,6 +480,13 @@ export function createEvmScanner(
           `${chain.rpcUrl} serves chain id ${n ?? String(id)}, but ${network} is configured as ${chain.chainId}`,
         );
       }
+    },
+    async blockHash(block: number) {
+      const b = await call(`eth_getBlockByNumber ${block}`, () =>
+        client.request({ method: 'eth_getBlockByNumber', params: [toHex(block), false] }),
+      );
+      const hash = (b as { hash?: unknown } | null)?.hash;
+      return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() : null;
     },
     async head() {
       const h = hexToNumber(

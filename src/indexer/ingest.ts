@@ -4,7 +4,7 @@
  * duplicates nothing: the next pass restarts from the last committed checkpoint and every insert
  * is idempotent (keyed by network + tx hash + log index).
  *
- * Rules (see DESIGN.md and PROTOCOL.md):
+ * Rules (the subject and rating rules are written out in docs/POLICIES.md):
  *  - ownership follows ERC-721 Transfer and only moves forward in chain order
  *    ((block, log index) compared with agents.owner_block / owner_log_index); Registered sets the
  *    minter, never the owner;

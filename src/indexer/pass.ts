@@ -9,23 +9,29 @@
 import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
+import { redactUrl, redactUrls } from '../log.js';
+import { recordAggregateRefresh, recordChainPass, recordPass } from '../metrics.js';
 import { refreshAggregates } from '../read/aggregates.js';
 import { registerChains } from './chain-state.js';
 import {
   createEvmScanner,
+  defaultIndexLogger,
   describeError,
   type EvmScanOptions,
   type EvmScanStats,
   type ScannerLogger,
 } from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
+import { healReorg, recordCheckpointHash } from './rollback.js';
 import type { ChainScanner } from './scanner.js';
 import { createSolanaScanner, type SolanaRpcSource, type SolanaScanOptions } from './solana-scanner.js';
 
 export type AfterPass = (db: Database) => Promise<void>;
 
 const refreshAfterPass: AfterPass = async (db) => {
+  const t0 = performance.now();
   await refreshAggregates(db);
+  recordAggregateRefresh((performance.now() - t0) / 1000);
 };
 let registeredAfterPass: AfterPass | null = refreshAfterPass;
 
@@ -86,9 +92,15 @@ export interface RunIndexPassOptions {
   /** Progress display: 'auto' = one updating line on a TTY, else log lines. */
   progress?: 'auto' | 'lines' | 'off';
   now?: () => Date;
+  /**
+   * Stops the pass at the next batch boundary (Ctrl-C, SIGTERM): the batch being written commits
+   * with its checkpoint, chains not started yet are not started, the after-pass hook is skipped.
+   */
+  signal?: AbortSignal;
 }
 
-export type ChainPassStatus = 'ok' | 'failed' | 'skipped';
+/** `stopped`: the pass was asked to stop (signal) before this chain caught up; not a failure. */
+export type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
 
 export interface ChainPassResult {
   network: string;
@@ -106,7 +118,12 @@ export interface ChainPassResult {
   batches: number;
   millis: number;
   error?: string;
+  /** For a failed chain: the endpoint tried (credentials stripped) and the deepest cause. */
+  endpoint?: string;
+  cause?: string;
   scan?: EvmScanStats;
+  /** A reorg below the margin was healed at the start of this pass (ancestor null: full rescan). */
+  reorg?: { mismatchAt: number; ancestor: number | null; fullRescan: boolean };
 }
 
 export type PassReport =
@@ -118,6 +135,8 @@ export type PassReport =
       failed: string[];
       millis: number;
       afterPassError?: string;
+      /** True when the pass stopped early on its signal. */
+      stopped?: boolean;
     };
 
 const NO_SCANNER = 'no scanner for this chain kind yet (skipped; not counted as a failure)';
@@ -134,7 +153,31 @@ function addCounts(a: IngestCounts, b: IngestCounts): void {
   a.revokedApplied += b.revokedApplied;
 }
 
-const defaultLogger: IndexLogger = { info: (l) => console.log(l), warn: (l) => console.warn(l) };
+const defaultLogger: IndexLogger = defaultIndexLogger();
+
+/** The deepest message of an error's cause chain (e.g. `connect ECONNREFUSED 127.0.0.1:8545`). */
+export function rootCause(err: unknown): string {
+  let e: unknown = err;
+  let deepest = describeError(err);
+  for (let depth = 0; e && depth < 10; depth++) {
+    const o = e as { message?: unknown; code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof o.message === 'string' && o.message.trim()) {
+      deepest = describeError(e);
+      if (typeof o.code === 'string' && !deepest.includes(o.code)) deepest = `${o.code}: ${deepest}`;
+    }
+    e = o.cause ?? (Array.isArray(o.errors) ? o.errors[0] : undefined);
+  }
+  return redactUrls(deepest);
+}
+
+/** What an operator can do about a chain that failed. */
+export function failureHint(chain: ChainConfig): string {
+  const v = `RPC_URL_${chain.network.toUpperCase()}`;
+  return (
+    `set ${v} to a reachable ${chain.kind === 'solana' ? 'Solana' : 'EVM'} RPC endpoint, or override or disable the chain ` +
+    `in CHAINS_FILE ({"${chain.network}": {"enabled": false}}); INDEXER_PERIOD_SECONDS=0 turns the indexer off`
+  );
+}
 
 // ------------------------------------------------------------------ progress display
 
@@ -165,7 +208,12 @@ class Progress {
     const last = this.lastLine.get(p.network) ?? 0;
     if (final || now - last >= this.intervalMs) {
       this.lastLine.set(p.network, now);
-      this.log.info(`[index] ${p.network} ${p.done}/${p.total} blocks (${pct(p)}%)`);
+      this.log.info(`[index] ${p.network} ${p.done}/${p.total} blocks (${pct(p)}%)`, {
+        chain: p.network,
+        done: p.done,
+        total: p.total,
+        block: p.block,
+      });
     }
   }
 
@@ -207,13 +255,18 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
         : 'tty';
   const progress = new Progress(mode, baseLog);
   const log: IndexLogger = {
-    info: (l) => {
+    info: (l, f) => {
       progress.clear();
-      baseLog.info(l);
+      baseLog.info(l, f);
     },
-    warn: (l) => {
+    warn: (l, f) => {
       progress.clear();
-      baseLog.warn(l);
+      baseLog.warn(l, f);
+    },
+    debug: (l, f) => {
+      if (!baseLog.debug) return;
+      progress.clear();
+      baseLog.debug(l, f);
     },
   };
 
@@ -226,7 +279,7 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   const worker = async () => {
     while (next < chains.length) {
       const i = next++;
-      results[i] = await indexChain(chains[i]!, opts, log, progress, now);
+      results[i] = opts.signal?.aborted ? notStarted(chains[i]!) : await indexChain(chains[i]!, opts, log, progress, now);
     }
   };
   const concurrency = Math.max(1, opts.concurrency ?? 4);
@@ -234,15 +287,43 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   progress.clear();
 
   const failed = results.filter((r) => r.status === 'failed').map((r) => r.network);
-  for (const r of results) {
+  // One line per chain: its outcome. A failed chain's line is its only failure line: the
+  // endpoint tried (credentials stripped), the cause and what to do about it.
+  for (const [i, r] of results.entries()) {
+    recordChainPass(r.network, r.status, r.millis / 1000, r.events);
     const range = r.from !== null && r.to !== null ? ` blocks ${r.from}..${r.to}` : '';
-    const what =
-      r.status === 'ok'
-        ? `ok${range}, ${r.events} events, +${r.inserted.ratings} ratings, +${r.inserted.revocations} revocations, ` +
-          `+${r.inserted.transfers} transfers in ${r.millis} ms`
-        : `${r.status}: ${r.error ?? ''}`;
-    (r.status === 'failed' ? log.warn : log.info)(`[index] ${r.network} ${what}`);
+    const fields = {
+      chain: r.network,
+      outcome: r.status,
+      from: r.from,
+      to: r.to,
+      head: r.head,
+      events: r.events,
+      ratings: r.inserted.ratings,
+      revocations: r.inserted.revocations,
+      transfers: r.inserted.transfers,
+      batches: r.batches,
+      ms: r.millis,
+    };
+    if (r.status === 'ok' || r.status === 'stopped') {
+      log.info(
+        `[index] ${r.network} ${r.status}${range}, ${r.events} events, +${r.inserted.ratings} ratings, ` +
+          `+${r.inserted.revocations} revocations, +${r.inserted.transfers} transfers in ${r.millis} ms`,
+        fields,
+      );
+    } else if (r.status === 'skipped') {
+      log.info(`[index] ${r.network} skipped: ${r.error ?? ''}`, { ...fields, reason: r.error });
+    } else {
+      const hint = failureHint(chains[i]!);
+      log.warn(
+        `[index] ${r.network} failed: ${r.error ?? ''} (endpoint ${r.endpoint}; cause: ${r.cause}). Hint: ${hint}`,
+        { ...fields, error: r.error, endpoint: r.endpoint, cause: r.cause, hint },
+      );
+    }
   }
+  // Stopped: a chain did not finish because of the signal (a signal after every chain finished
+  // changes nothing: the pass completes, refresh included).
+  const stopped = results.some((r) => r.status === 'stopped');
 
   // Fresh planner statistics after a pass that wrote rows (PGlite has no autovacuum; on
   // PostgreSQL this only anticipates it). ANALYZE samples, so it stays cheap on big tables.
@@ -258,9 +339,11 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
       });
   }
 
-  const report: PassReport = { status: 'ok', chains: results, failed, millis: 0 };
+  const report: PassReport = { status: 'ok', chains: results, failed, millis: 0, ...(stopped ? { stopped } : {}) };
   const hook = opts.afterPass === undefined ? registeredAfterPass : opts.afterPass;
-  if (hook) {
+  if (hook && stopped) {
+    log.info('[index] pass stopped: the after-pass refresh is left to the next pass', { stopped: true });
+  } else if (hook) {
     try {
       await hook(db);
     } catch (e) {
@@ -269,14 +352,44 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
     }
   }
   report.millis = Date.now() - started;
+  recordPass(report.millis / 1000);
   const okCount = results.filter((r) => r.status === 'ok').length;
   const skipped = results.filter((r) => r.status === 'skipped').map((r) => r.network);
-  log.info(
-    `[index] pass done in ${report.millis} ms: ${okCount}/${results.length} chains ok` +
+  const stoppedChains = results.filter((r) => r.status === 'stopped').map((r) => r.network);
+  const events = results.reduce((n, r) => n + r.events, 0);
+  log[failed.length ? 'warn' : 'info'](
+    `[index] pass ${stopped ? 'stopped' : 'done'} in ${report.millis} ms: ${okCount}/${results.length} chains ok` +
       (skipped.length ? `, skipped: ${skipped.join(', ')}` : '') +
-      (failed.length ? `, failed: ${failed.join(', ')}` : ''),
+      (failed.length ? `, failed: ${failed.join(', ')}` : '') +
+      (stoppedChains.length ? `, stopped: ${stoppedChains.join(', ')}` : ''),
+    {
+      ms: report.millis,
+      chains: results.length,
+      ok: okCount,
+      failed,
+      skipped,
+      stopped: stoppedChains,
+      events,
+      ...(report.afterPassError ? { after_pass_error: report.afterPassError } : {}),
+    },
   );
   return report;
+}
+
+function notStarted(chain: ChainConfig): ChainPassResult {
+  return {
+    network: chain.network,
+    kind: chain.kind,
+    status: 'stopped',
+    ok: false,
+    from: null,
+    to: null,
+    head: null,
+    events: 0,
+    inserted: zeroCounts(),
+    batches: 0,
+    millis: 0,
+  };
 }
 
 async function recordError(db: Database, network: string, message: string, at: Date): Promise<void> {
@@ -338,6 +451,21 @@ async function indexChain(
     const head = await scanner.head();
     result.head = head;
     const target = head - chain.confirmations;
+    // Deep reorg (below the confirmation margin): the chain no longer has the newest checkpoint's
+    // block. Roll back to the common ancestor in one transaction, then scan on from there.
+    if (scanner.blockHash) {
+      const blockHash = scanner.blockHash.bind(scanner);
+      const healed = await healReorg(db, chain.network, blockHash);
+      if (healed) {
+        result.reorg = { mismatchAt: healed.mismatchAt, ancestor: healed.ancestor, fullRescan: healed.fullRescan };
+        log.warn(
+          `[index] ${chain.network}: reorg below the margin: block ${healed.mismatchAt} is no longer on the chain; ` +
+            `rolled back to ${healed.fullRescan ? 'the start block (full rescan)' : `block ${healed.ancestor}`}: ` +
+            `-${healed.ratings} ratings, -${healed.revocations} revocations, -${healed.transfers} transfers, ` +
+            `-${healed.metadata} metadata, -${healed.agents} agents, ${healed.unrevoked} ratings un-revoked`,
+        );
+      }
+    }
     const [row] = await db.query<{ last_scanned_block: number | null; start_block: number | null }>(
       'SELECT last_scanned_block, start_block FROM chains WHERE network = $1',
       [chain.network],
@@ -380,6 +508,9 @@ async function indexChain(
         events: batch.events.length,
       };
       const last = batch.to >= target;
+      // The checkpoint block's hash, stored with the batch (the next pass compares it).
+      const hash = scanner.blockHash ? await scanner.blockHash(batch.to) : null;
+      const beforeCommit = opts.hooks?.beforeCommit;
       const counts = await ingestBatch(
         db,
         batch.events,
@@ -390,7 +521,12 @@ async function indexChain(
           caughtUp: last,
           successAt: last ? now() : null,
         },
-        opts.hooks?.beforeCommit ? { beforeCommit: (tx) => opts.hooks!.beforeCommit!(info, tx) } : {},
+        {
+          beforeCommit: async (tx) => {
+            if (hash !== null) await recordCheckpointHash(tx, chain.network, batch.to, hash);
+            if (beforeCommit) await beforeCommit(info, tx);
+          },
+        },
       );
       result.batches++;
       result.to = batch.to;
@@ -406,12 +542,21 @@ async function indexChain(
       progress.update(p, last);
       opts.onProgress?.(p);
       if (opts.hooks?.afterBatch) await opts.hooks.afterBatch(info);
+      // The batch boundary: everything so far is committed with its checkpoint.
+      if (!last && opts.signal?.aborted) {
+        result.status = 'stopped';
+        result.ok = false;
+        break;
+      }
     }
     return result;
   } catch (e) {
     result.status = 'failed';
     result.ok = false;
-    result.error = describeError(e);
+    // Error texts may carry the RPC URL (an API key in it): stripped before logs and last_error.
+    result.error = redactUrls(describeError(e));
+    result.endpoint = chain.rpcUrl ? redactUrl(chain.rpcUrl) : '(none configured)';
+    result.cause = rootCause(e);
     await recordError(db, chain.network, result.error, now());
     return result;
   } finally {

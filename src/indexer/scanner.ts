@@ -90,6 +90,11 @@ export interface ChainScanner {
    * Checks that the endpoint serves the configured chain (throws with a clear message otherwise).
    */
   verify(): Promise<void>;
+  /**
+   * The hash of a block as the chain has it now (null: the chain has no such block). Optional:
+   * a scanner without it (Solana: finalized slots only) gets no deep-reorg check.
+   */
+  blockHash?(block: number): Promise<string | null>;
   /** The chain's current head block (slot), before any confirmation margin. */
   head(): Promise<number>;
   /** The first block worth scanning when neither the config nor the database knows it. */

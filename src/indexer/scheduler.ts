@@ -2,10 +2,12 @@
  * Runs an index pass at start and then every `config.indexerPeriodSeconds` (0 disables the
  * scheduler entirely). Passes never overlap: the next one is timed from the end of the previous
  * one, and runNow() while a pass runs returns that pass. Errors are logged, never thrown.
- * stop() cancels the timer and waits for a running pass to finish.
+ * stop() cancels the timer and stops a running pass at its next batch boundary (every batch
+ * written so far stays committed with its checkpoint), then waits for it.
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { defaultIndexLogger } from './evm-scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport, type RunIndexPassOptions } from './pass.js';
 
 export interface IndexSchedulerOptions {
@@ -30,7 +32,8 @@ export interface IndexScheduler {
 
 export function startIndexScheduler(opts: IndexSchedulerOptions): IndexScheduler {
   const period = opts.periodSeconds ?? opts.config.indexerPeriodSeconds;
-  const log: IndexLogger = opts.log ?? { info: (l) => console.log(l), warn: (l) => console.warn(l) };
+  const log: IndexLogger = opts.log ?? defaultIndexLogger();
+  const abort = new AbortController();
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<PassReport | null> | null = null;
   let stopped = false;
@@ -54,9 +57,9 @@ export function startIndexScheduler(opts: IndexSchedulerOptions): IndexScheduler
     }
     current = (async () => {
       try {
-        return await runIndexPass({ log: opts.log, ...opts.pass, db: opts.db, config: opts.config });
+        return await runIndexPass({ log: opts.log, ...opts.pass, db: opts.db, config: opts.config, signal: abort.signal });
       } catch (e) {
-        log.warn(`[index] pass failed: ${(e as Error)?.stack ?? String(e)}`);
+        log.warn(`[index] pass failed: ${(e as Error)?.message ?? String(e)}`, { err: (e as Error)?.stack ?? String(e) });
         return null;
       } finally {
         current = null;
@@ -83,6 +86,7 @@ export function startIndexScheduler(opts: IndexSchedulerOptions): IndexScheduler
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      abort.abort();
       if (current) await current;
     },
   };

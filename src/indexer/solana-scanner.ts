@@ -26,7 +26,8 @@ import {
   type SolanaRpcApi,
 } from '@solana/kit';
 import type { ChainConfig } from '../chains.js';
-import { describeError, type ScannerLogger } from './evm-scanner.js';
+import { defaultIndexLogger, describeError, type ScannerLogger } from './evm-scanner.js';
+import { recordRpcError } from '../metrics.js';
 import { sanitizeText, type ChainScanner, type IndexEvent, type ScanBatch } from './scanner.js';
 import { decodeEvent, extractProgramData, solanaLogIndex, toIndexEvents } from './solana-events.js';
 
@@ -117,7 +118,7 @@ interface TxView {
 export function createSolanaScanner(
   chain: ChainConfig,
   opts: Partial<SolanaScanOptions> = {},
-  log: ScannerLogger = { info: () => undefined, warn: (l) => console.warn(l) },
+  log: ScannerLogger = defaultIndexLogger(),
   source: SolanaRpcSource = {},
 ): ChainScanner & { solanaStats: SolanaScanStats } {
   const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS, ...opts };
@@ -149,11 +150,14 @@ export function createSolanaScanner(
       try {
         return await fn();
       } catch (err) {
-        if (classifySolanaError(err) === 'fatal' || attempt >= o.maxAttempts) throw err;
+        const kind = classifySolanaError(err);
+        recordRpcError(network, kind);
+        if (kind === 'fatal' || attempt >= o.maxAttempts) throw err;
         stats.retries++;
         const delay = backoff(attempt);
-        log.warn(
+        log.debug?.(
           `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
+          { chain: network, call: what, attempt, delay_ms: delay, kind },
         );
         await sleep(delay);
       }

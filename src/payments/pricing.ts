@@ -4,8 +4,9 @@
  * relays. Nothing here touches the database or the network, so the catalog keeps answering with
  * the index down.
  *
- * Free/paid rule (the seed): free is what one cached answer serves everybody (aggregates, plus the
- * number and location of a named subject); metered is the decomposition of one named subject.
+ * Free/paid rule (docs/POLICIES.md): free is what one cached answer serves everybody (aggregates,
+ * plus the number and location of a named subject); metered is the decomposition of one named
+ * subject.
  * Change a price or move the free/paid line, bump `PRICING_VERSION`.
  */
 
@@ -46,7 +47,8 @@ function usdc(network: string, chainId: number, asset: string, name: string): Pa
 
 /**
  * Networks offered for payment, IN THE ORDER every challenge offers them (chosen by settlement
- * gas: Ethereum L1 and Solana are not offered). USDC contracts from shared/reference/PROTOCOL.md.
+ * gas: Ethereum L1 and Solana are not offered). `asset` is the USDC contract of each network (the
+ * same list is in docs/POLICIES.md).
  */
 export const PAYMENT_NETWORKS: readonly PaymentNetwork[] = Object.freeze([
   usdc('base', 8453, '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913', 'USD Coin'),
@@ -359,12 +361,16 @@ export interface PricingCatalog {
 }
 
 /** The published catalog: the table above plus the treasury from the configuration. */
-export function pricingCatalog(config: { treasuryAddress: string | null }): PricingCatalog {
+export function pricingCatalog(config: {
+  treasuryAddress: string | null;
+  /** X402_ASSET_<NETWORK>: the token a challenge quotes on that network (the catalog says the same). */
+  paymentAssetOverrides?: Readonly<Record<string, string>>;
+}): PricingCatalog {
   return {
     pricing_version: PRICING_VERSION,
     currency: CURRENCY,
     networks: PAYMENT_NETWORKS.map((n) => n.network),
-    accepted_networks: PAYMENT_NETWORKS.map((n) => ({ ...n })),
+    accepted_networks: PAYMENT_NETWORKS.map((n) => ({ ...n, asset: config.paymentAssetOverrides?.[n.network] ?? n.asset })),
     treasury: config.treasuryAddress,
     max_timeout_seconds: MAX_TIMEOUT_SECONDS,
     free_tier: FREE_TIER_SUMMARY,

@@ -41,3 +41,76 @@ export function staleHours(lastSuccess: Date | null, now: Date): number | null {
   if (!lastSuccess) return null;
   return Math.max(0, Math.round(((now.getTime() - lastSuccess.getTime()) / 3_600_000) * 10) / 10);
 }
+
+export type OverallState = 'ok' | 'degraded' | 'starting';
+
+/**
+ * The honest overall state of the index, from the enabled chains' scan rows:
+ *  - `starting`: no enabled chain has synced yet and none has failed (the first pass is pending
+ *    or running);
+ *  - `degraded`: some enabled chain has never synced, failed its last attempt, or is stale
+ *    (no success for more than twice the indexer period, plus an hour); or no chain is enabled;
+ *  - `ok`: every enabled chain synced, none failing or stale.
+ * With the indexer off (period 0) staleness is not judged: the index is as fresh as it was built.
+ */
+export function overallState(
+  rows: readonly ChainScanRow[],
+  now: Date,
+  indexerPeriodSeconds: number,
+): { status: OverallState; reason: string } {
+  const enabled = rows.filter((r) => r.enabled);
+  const n = enabled.length;
+  if (n === 0) return { status: 'degraded', reason: 'no chain is enabled: nothing is being indexed' };
+  const synced = enabled.filter((r) => r.last_success_at !== null);
+  const failing = enabled.filter(
+    (r) =>
+      r.last_error !== null &&
+      (r.last_success_at === null || (r.last_error_at !== null && r.last_error_at > r.last_success_at)),
+  );
+  const staleAfterMs = (2 * indexerPeriodSeconds + 3600) * 1000;
+  const stale =
+    indexerPeriodSeconds > 0
+      ? synced.filter((r) => now.getTime() - r.last_success_at!.getTime() > staleAfterMs)
+      : [];
+  const names = (rs: readonly ChainScanRow[]) => rs.map((r) => r.network).join(', ');
+  const off = indexerPeriodSeconds === 0 ? ' (the indexer is off: INDEXER_PERIOD_SECONDS=0)' : '';
+  if (synced.length === 0) {
+    if (failing.length === 0) {
+      return { status: 'starting', reason: `0 of ${n} enabled chains have synced yet; the first pass is pending or running${off}` };
+    }
+    return {
+      status: 'degraded',
+      reason: `0 of ${n} enabled chains have ever synced; failing: ${names(failing)}${off}`,
+    };
+  }
+  const problems: string[] = [];
+  const never = enabled.filter((r) => r.last_success_at === null && !failing.includes(r));
+  if (failing.length) problems.push(`failing: ${names(failing)}`);
+  if (never.length) problems.push(`not synced yet: ${names(never)}`);
+  if (stale.length) problems.push(`stale (no success for over ${Math.round(staleAfterMs / 3_600_000)} h): ${names(stale)}`);
+  if (problems.length === 0) return { status: 'ok', reason: `${n} of ${n} enabled chains synced` };
+  return {
+    status: 'degraded',
+    reason: `${synced.length} of ${n} enabled chains synced; ${problems.join('; ')}${off}`,
+  };
+}
+
+/**
+ * Readiness for a load balancer: the database answers and every migration of this build is
+ * applied. Never throws.
+ */
+export async function readiness(
+  db: Queryable,
+  expectedMigrations: readonly string[],
+): Promise<{ ready: true } | { ready: false; reason: string }> {
+  let applied: Set<string>;
+  try {
+    const rows = await db.query<{ id: string }>('SELECT id FROM schema_migrations');
+    applied = new Set(rows.map((r) => r.id));
+  } catch {
+    return { ready: false, reason: 'the database is unreachable or not migrated' };
+  }
+  const missing = expectedMigrations.filter((m) => !applied.has(m));
+  if (missing.length) return { ready: false, reason: `migrations not applied: ${missing.join(', ')}` };
+  return { ready: true };
+}

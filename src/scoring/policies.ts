@@ -1,7 +1,7 @@
 /**
  * Policy constants of the scoring module (published by GET /health). Change one rule, bump its
  * version: only `POLICY_VERSION` moves scores; ordering, rater weighting and confidence move lists
- * and bands only. See shared/DESIGN.md "Scoring policies".
+ * and bands only. The policies and their math are written out in docs/POLICIES.md.
  */
 
 /** Scoring policy: per-chain mean of eligible values, global = mean of the non-null chain scores. */

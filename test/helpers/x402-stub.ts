@@ -3,12 +3,17 @@
  * verify and settle, nonces it has "spent", and a signer-free X-PAYMENT builder.
  */
 import { expect } from 'vitest';
+import { secp256k1 } from '@noble/curves/secp256k1';
+import { getAddress, hashTypedData, type Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import type { FacilitatorClient } from '../../src/payments/facilitator.js';
 
 export const TREASURY = '0x1111111111111111111111111111111111111111';
-export const PAYER = '0x2222222222222222222222222222222222222222';
+/** The stub payer's key (a public test key): payments are really signed, the paywall checks them locally. */
+export const PAYER_KEY: Hex = '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6';
+export const PAYER = privateKeyToAddress(PAYER_KEY);
 export const BASE_USDC = '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913';
 
 export type Mode = 'ok' | 'invalid' | 'refused' | 'timeout' | 'pending' | 'fail';
@@ -54,31 +59,95 @@ export class StubFacilitator implements FacilitatorClient {
 }
 
 let nonceCounter = 0;
-export function payment(over: { amount?: string; payTo?: string; value?: string; network?: string; asset?: string } = {}): string {
+
+/** A synchronous EIP-712 signature (viem's signers are async; the stub helpers stay sync). */
+export function signTypedDataSync(key: Hex, typed: Parameters<typeof hashTypedData>[0]): Hex {
+  const hash = hashTypedData(typed);
+  const sig = secp256k1.sign(hash.slice(2), key.slice(2));
+  const r = sig.r.toString(16).padStart(64, '0');
+  const s = sig.s.toString(16).padStart(64, '0');
+  return `0x${r}${s}${(27 + sig.recovery).toString(16)}`;
+}
+
+export interface PaymentOverrides {
+  amount?: string;
+  payTo?: string;
+  value?: string;
+  network?: string;
+  asset?: string;
+  /** Payload resource (absent by default, as a hand-built payload may leave it out). */
+  resource?: unknown;
+  validAfter?: string;
+  validBefore?: string;
+  maxTimeoutSeconds?: number;
+  extra?: Record<string, unknown>;
+  /** Replaces the signature (garbage, another signer's). */
+  signature?: string;
+  /** Signs with another key than the payer's (the authorization still names PAYER). */
+  signerKey?: Hex;
+  /** Signs for another chain id / token domain than the requirement's. */
+  signChainId?: number;
+  nonce?: string;
+}
+
+/** The payload of a stub payment (signed for real by PAYER_KEY unless told otherwise). */
+export function paymentPayload(over: PaymentOverrides = {}): PaymentPayload {
   nonceCounter += 1;
-  const payload: PaymentPayload = {
+  const network = over.network ?? 'eip155:8453';
+  const asset = over.asset ?? BASE_USDC;
+  const payTo = over.payTo ?? TREASURY;
+  const extra = over.extra ?? { name: 'USD Coin', version: '2' };
+  const authorization = {
+    from: PAYER,
+    to: payTo,
+    value: over.value ?? over.amount ?? '10000',
+    validAfter: over.validAfter ?? '0',
+    validBefore: over.validBefore ?? '99999999999',
+    nonce: over.nonce ?? `0x${(nonceCounter + Math.floor(Math.random() * 1e9) * 1e6).toString(16).padStart(64, '0')}`,
+  };
+  const chainId = over.signChainId ?? Number(/^eip155:(\d+)$/.exec(network)?.[1] ?? 8453);
+  const signature =
+    over.signature ??
+    signTypedDataSync(over.signerKey ?? PAYER_KEY, {
+      domain: { name: String(extra.name), version: String(extra.version), chainId, verifyingContract: getAddress(asset) },
+      types: {
+        TransferWithAuthorization: [
+          { name: 'from', type: 'address' },
+          { name: 'to', type: 'address' },
+          { name: 'value', type: 'uint256' },
+          { name: 'validAfter', type: 'uint256' },
+          { name: 'validBefore', type: 'uint256' },
+          { name: 'nonce', type: 'bytes32' },
+        ],
+      },
+      primaryType: 'TransferWithAuthorization',
+      message: {
+        from: getAddress(authorization.from),
+        to: getAddress(authorization.to),
+        value: BigInt(authorization.value),
+        validAfter: BigInt(authorization.validAfter),
+        validBefore: BigInt(authorization.validBefore),
+        nonce: authorization.nonce as Hex,
+      },
+    });
+  const payload = {
     x402Version: 2,
     accepted: {
       scheme: 'exact',
-      network: (over.network ?? 'eip155:8453') as PaymentRequirements['network'],
-      asset: over.asset ?? BASE_USDC,
+      network: network as PaymentRequirements['network'],
+      asset,
       amount: over.amount ?? '10000',
-      payTo: over.payTo ?? TREASURY,
-      maxTimeoutSeconds: 120,
-      extra: { name: 'USD Coin', version: '2' },
+      payTo,
+      maxTimeoutSeconds: over.maxTimeoutSeconds ?? 120,
+      extra,
     },
-    payload: {
-      signature: `0x${'ab'.repeat(65)}`,
-      authorization: {
-        from: PAYER,
-        to: over.payTo ?? TREASURY,
-        value: over.value ?? over.amount ?? '10000',
-        validAfter: '0',
-        validBefore: '99999999999',
-        nonce: `0x${nonceCounter.toString(16).padStart(64, '0')}`,
-      },
-    },
+    payload: { signature, authorization },
+    ...(over.resource !== undefined ? { resource: over.resource } : {}),
   };
-  return encodePaymentSignatureHeader(payload);
+  return payload as PaymentPayload;
 }
 
+/** A base64 X-PAYMENT value (see {@link paymentPayload}). */
+export function payment(over: PaymentOverrides = {}): string {
+  return encodePaymentSignatureHeader(paymentPayload(over));
+}

@@ -5,15 +5,55 @@
  * same app in process (`app.request(...)`), so no query is written twice.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { matchedRoutes } from 'hono/route';
+import { logger } from '../../log.js';
+import { paymentOutcomeOf, recordHttpRequest, recordRateLimited } from '../../metrics.js';
 import { API_VERSION, notFound, validationError, type ValidationItem } from './errors.js';
 import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
 
+/**
+ * The route TEMPLATE that answered (`/reputation/agent/:network/:agent_id`), never the raw path:
+ * the last matched handler that is not a middleware; `unmatched` for a 404 of no route.
+ */
+function routeTemplate(c: Context<AppEnv>): string {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const r = routes[i]!;
+    if (r.method !== 'ALL' && r.path !== '*' && r.path !== '/*') return r.path;
+  }
+  return 'unmatched';
+}
+
 function stripV1(path: string): string {
   if (path === '/v1') return '/';
   return path.startsWith('/v1/') ? path.slice(3) : path;
+}
+
+/**
+ * The rate-limit key of a request. From a socket: its address, or with TRUST_PROXY the
+ * X-Forwarded-For entry `trustProxyHops` places from the right (each trusted proxy appends the peer
+ * it saw, so entries further left are whatever the client wrote and are never trusted; a header
+ * with fewer entries than hops did not come through every proxy: the socket address is used).
+ * From an in-process door call: the client of the door POST that made it (`inProcessClient`).
+ */
+export function clientKey(
+  env: AppEnv['Bindings'] | undefined,
+  forwardedFor: string | undefined,
+  config: Pick<AppContext['config'], 'trustProxy' | 'trustProxyHops'>,
+): string | undefined {
+  const socketAddr = env?.incoming?.socket?.remoteAddress;
+  if (socketAddr === undefined) return env?.inProcessClient;
+  if (!config.trustProxy || forwardedFor === undefined) return socketAddr;
+  const hops = config.trustProxyHops ?? 1;
+  const entries = forwardedFor
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  return entries.length >= hops ? entries[entries.length - hops]! : socketAddr;
 }
 
 /** Every route of the service on the shell below. */
@@ -59,17 +99,49 @@ export function createAppShell(ctx: AppContext): App {
         ? budgets.names
         : budgets.default;
 
+  // Access log and HTTP metrics around everything (429s and errors included). One line per
+  // socket request: method, route template, status, ms, client, payment outcome; never a header
+  // value, a query string or a raw path. In-process calls of the MCP/A2A doors log at debug and
+  // are not counted again (their door's own request is).
+  app.use('*', async (c, next) => {
+    const t0 = performance.now();
+    try {
+      await next();
+    } finally {
+      const ms = performance.now() - t0;
+      const fromSocket = c.env?.incoming?.socket?.remoteAddress !== undefined;
+      const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+      const route = routeTemplate(c);
+      const status = c.res.status;
+      const payment = paymentOutcomeOf(c.req.raw);
+      const line = {
+        method: c.req.method,
+        route,
+        status,
+        ms: Math.round(ms * 10) / 10,
+        client: fromSocket ? client : `in-process:${client ?? 'unlimited'}`,
+        ...(payment ? { payment } : {}),
+      };
+      if (fromSocket) {
+        recordHttpRequest(c.req.method, route, status, ms / 1000);
+        logger('http').info(line, 'request');
+      } else {
+        logger('http').debug(line, 'request');
+      }
+    }
+  });
+
   // Headers on every response, then the rate limit before any work.
   app.use('*', async (c, next) => {
     const budget = budgetFor(stripV1(c.req.path));
     c.header('Api-Version', API_VERSION);
     c.header('RateLimit-Policy', policyHeader(budget));
-    const socketAddr = c.env?.incoming?.socket?.remoteAddress;
-    // In-process calls (MCP/A2A doors) were already counted at their own door.
-    if (socketAddr !== undefined) {
-      const forwarded = ctx.config.trustProxy ? c.req.header('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
-      const client = forwarded || socketAddr;
+    const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+    // A call with no client (a test harness calling app.request with no env) is not limited.
+    if (client !== undefined) {
+      c.set('client', client);
       if (!(await limiter.take(budget, client))) {
+        recordRateLimited(budget.name);
         c.header('Retry-After', '1');
         return c.json(
           {
@@ -91,8 +163,8 @@ export function createAppShell(ctx: AppContext): App {
       const res = err.getResponse();
       return c.json({ detail: err.message || res.statusText }, res.status as 400);
     }
-    // Log without echoing request data (chain strings are hostile text).
-    console.error(`[http] ${c.req.method} ${JSON.stringify(c.req.path)} failed: ${err.stack ?? err.message}`);
+    // Logged as one JSON event (chain strings are hostile text); the route template, not the path.
+    logger('http').error({ err, method: c.req.method, route: routeTemplate(c) }, 'request failed');
     return c.json({ detail: 'Internal error' }, 500);
   });
   return app;

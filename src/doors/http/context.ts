@@ -19,9 +19,16 @@ export interface AppContext {
   rateLimit?: RateLimitStore;
 }
 
-/** Hono environment: node-server puts the socket in `incoming`; in-process calls have none. */
+/**
+ * Hono environment: node-server puts the socket in `incoming`. An in-process call made by a door
+ * (MCP tools, A2A dispatch) carries no socket but `inProcessClient`: the rate-limit key of the
+ * client whose POST started it, so the call spends from THAT client's bucket (one client, one
+ * bucket, whatever the door). A call with neither (a test harness calling `app.request`) is not
+ * rate limited.
+ */
 export type AppEnv = {
-  Bindings: { incoming?: { socket?: { remoteAddress?: string } } };
+  Bindings: { incoming?: { socket?: { remoteAddress?: string } }; inProcessClient?: string };
+  Variables: { client?: string };
 };
 
 export type App = OpenAPIHono<AppEnv>;

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { InProcessRateLimitStore, type Budget, type RateLimitStore } from './rate-limit.js';
+import { logger } from '../../log.js';
 
 // KEYS[1] bucket; ARGV rate (tokens/s), burst, ttl (ms). Returns 1 when a token was taken.
 // Timestamps are integer microseconds from TIME (exact in a Lua double until 2255).
@@ -54,7 +55,7 @@ export interface RedisRateLimitOptions {
   keyPrefix?: string;
   connectTimeoutMs?: number;
   commandTimeoutMs?: number;
-  /** Where outage warnings go (at most once per `logEveryMs`). Default console.warn. */
+  /** Where outage warnings go (at most once per `logEveryMs`). Default: the process logger. */
   log?: (msg: string) => void;
   logEveryMs?: number;
 }
@@ -74,7 +75,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   constructor(opts: RedisRateLimitOptions) {
     this.keyPrefix = opts.keyPrefix ?? 'repindex:rl:';
-    this.log = opts.log ?? ((m) => console.warn(m));
+    this.log = opts.log ?? ((m) => logger('rate-limit').warn(m));
     this.logEveryMs = opts.logEveryMs ?? 60_000;
     this.redis = new Redis(opts.url, {
       lazyConnect: true,

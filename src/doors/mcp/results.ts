@@ -12,7 +12,9 @@
  *    authorization: same status, `payment_rejected: true`;
  *  - 404 → `not_found` (body in `data`);
  *  - 422 and every other 4xx → `error` (body in `data`, `http_status` says which);
- *  - 429, 503 and every other 5xx, a thrown error, a body that is not JSON → `unreachable`;
+ *  - 429, 503 and every other 5xx, a thrown error, a body that is not JSON → `unreachable`, except
+ *    an answer whose body says `retryable: false` (e.g. 503 `payments_not_configured`): that is
+ *    `error`, never "retry later";
  *  - `nothing_to_buy` is never produced here: the tools decide it from the free preview
  *    (see src/doors/mcp/tools.ts).
  * Every result carries `tool_caveats` (tool-made caveats, `{code, text}`, the shape of the API's
@@ -57,26 +59,28 @@ export type RouteCaller = (path: string, opts?: { payment?: string }) => Promise
 
 /** Anything with Hono's `request` (the app itself). */
 export interface InProcessApp {
-  request(input: string, init?: RequestInit): Response | Promise<Response>;
+  request(input: string, init?: RequestInit, env?: { inProcessClient?: string }): Response | Promise<Response>;
 }
 
 /** Headers of a paid answer worth relaying (the receipt), lower-cased. */
 const RELAYED_HEADERS = ['x-payment-receipt', 'x-payment-reused', 'retry-after', 'x-pricing-version'];
 
 /**
- * GET `path` through the same app, in process (no socket: the rate limiter does not count it
- * twice; the POST to /mcp was counted at the door). `payment` becomes the `X-PAYMENT` header, so
- * the call goes through the same paywall as any HTTP client.
+ * GET `path` through the same app, in process. `payment` becomes the `X-PAYMENT` header, so the
+ * call goes through the same paywall as any HTTP client.
+ * `client`: the rate-limit key of the client whose POST reached the door; every call made here
+ * spends one token from that client's own bucket (the budget of the route called), exactly as if
+ * the client had called the route itself. Undefined (tests only): not rate limited.
  */
-export function inProcessCaller(app: InProcessApp): RouteCaller {
+export function inProcessCaller(app: InProcessApp, client?: string): RouteCaller {
   return async (path, opts = {}) => {
     const paid = typeof opts.payment === 'string' && opts.payment.length > 0;
     const route = `GET ${path}`;
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (paid) headers['x-payment'] = opts.payment!;
+    if (paid) headers['x-payment'] = headerSafePayment(opts.payment!);
     let res: Response;
     try {
-      res = await app.request(path, { method: 'GET', headers });
+      res = await app.request(path, { method: 'GET', headers }, client === undefined ? undefined : { inProcessClient: client });
     } catch (e) {
       return {
         route,
@@ -122,6 +126,16 @@ export function inProcessCaller(app: InProcessApp): RouteCaller {
       };
     }
   };
+}
+
+/**
+ * A `payment` argument as an HTTP header value. A character that no header can carry (above
+ * U+00FF, or a control character) cannot be part of base64 either: it is replaced by `?`, which is
+ * not base64 either, so the paywall answers the same `402 invalid_payment_header` an HTTP client
+ * sending that payload would get (and the tool never leaks a transport error).
+ */
+export function headerSafePayment(p: string): string {
+  return p.replace(/[^\x20-\x7e]/g, '?');
 }
 
 export function isObject(v: unknown): v is Record<string, unknown> {
@@ -267,6 +281,10 @@ export function fromAnswer(
     });
   }
   if (s === 404) return result('not_found', { ...base, data: a.body });
+  if ((s === 429 || s >= 500) && isObject(a.body) && a.body.retryable === false) {
+    // A refusal that says it will not change by retrying (503 payments_not_configured).
+    return result('error', { ...base, data: a.body, message: 'The route refused the request and says retrying will not help (see data.error).' });
+  }
   if (s === 429 || s >= 500) {
     return result('unreachable', {
       ...base,

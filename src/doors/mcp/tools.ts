@@ -47,6 +47,7 @@ import {
   type ToolCaveat,
   type ToolResult,
 } from './results.js';
+import { logger } from '../../log.js';
 
 export interface ToolDeps {
   call: RouteCaller;
@@ -469,7 +470,7 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         try {
           return toCallResult(await run(args as z.infer<S>));
         } catch (e) {
-          console.error(`[mcp] ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+          logger('mcp').error({ tool: name, err: e instanceof Error ? e.message : String(e) }, 'tool failed');
           return toCallResult(result('unreachable', { detail: 'the tool failed before the route answered' }));
         }
       },

@@ -5,7 +5,7 @@
  * `confidence`, `caveats[]` and `policy_version`, computed with the same policy as the wallet
  * route, relative to the agent's CURRENT owner (its ratings by that owner are self-ratings).
  *
- * Choices where the seed is silent (documented):
+ * Choices where the interface leaves room (documented in docs/API.md):
  *  - unknown `network` → 404 `unknown_network` with `known_networks`, exactly like
  *    `GET /chains/{network}` (the network is a path segment: an unknown one names no resource);
  *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalised "007" → "7";

@@ -4,8 +4,8 @@
  * of `/mcp` lives here; the MCP door itself is built elsewhere).
  *
  * The door re-implements no query: `message/send` is answered by calling THIS app in process
- * (`app.request('/wallets/…/chains' | '/search/…' | '/health')`, which skips the rate limiter: the
- * POST to /a2a was already counted) and formatting the JSON those handlers return
+ * (`app.request('/wallets/…/chains' | '/search/…' | '/health')`, each call spending one token of
+ * the POSTing client's own bucket, like the POST itself) and formatting the JSON those handlers return
  * (src/doors/a2a/dispatch.ts). No SQL here.
  *
  * `/a2a` is registered with plain Hono methods, so it stays out of the OpenAPI document (the
@@ -31,6 +31,7 @@ import {
   successResponse,
   type JsonRpcId,
 } from '../../a2a/jsonrpc.js';
+import { logger } from '../../../log.js';
 
 /** Longest request body read; a `message/send` carrying a wallet fits in a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -62,6 +63,8 @@ const doorCors: MiddlewareHandler = async (c, next) => {
 };
 
 class BodyTooLarge extends Error {}
+/** An in-process call found the client's bucket empty: the POST is answered 429 as a whole. */
+class OverBudget extends Error {}
 
 /** The request body as text, refused unread past MAX_BODY_BYTES (declared or streamed). */
 async function readBoundedBody(c: Context): Promise<string> {
@@ -104,11 +107,19 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
   app.use('/a2a/*', doorCors);
   app.use('/mcp/*', doorCors);
 
-  /** In process through the same app (and its handlers); the JSON of a 200, else an error. */
-  const get = async (path: string): Promise<unknown> => {
-    const res = await app.request(path, { headers: { accept: 'application/json' } });
+  /**
+   * In process through the same app (and its handlers); the JSON of a 200, else an error. Each
+   * call spends one token of the POSTing client's own bucket (`client`, see AppEnv).
+   */
+  const getFor = (client: string | undefined) => async (path: string): Promise<unknown> => {
+    const res = await app.request(
+      path,
+      { headers: { accept: 'application/json' } },
+      client === undefined ? undefined : { inProcessClient: client },
+    );
     if (res.status !== 200) {
       await res.body?.cancel().catch(() => undefined);
+      if (res.status === 429) throw new OverBudget();
       throw new Error(`in-process GET answered ${res.status}`);
     }
     return res.json();
@@ -134,14 +145,25 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
     if (req.kind !== 'message-send') return rpc(c, req.error);
     const id: JsonRpcId = req.id;
     try {
-      const text = await answerText(extractText(req.params), { get });
+      const text = await answerText(extractText(req.params), { get: getFor(c.get('client')) });
       return rpc(
         c,
         successResponse(id, { kind: 'message', role: 'agent', messageId: randomUUID(), parts: [{ kind: 'text', text }] }),
       );
     } catch (e) {
+      if (e instanceof OverBudget) {
+        c.header('Retry-After', '1');
+        c.header('Cache-Control', 'no-store');
+        return c.json(
+          {
+            detail:
+              'Too many requests: answering this message needs more of your rate budget than is left. Nothing was charged; replay the identical request after a pause.',
+          },
+          429,
+        );
+      }
       // Never echo the message text (hostile input) into the log.
-      console.error(`[a2a] message/send failed: ${e instanceof Error ? e.message : String(e)}`);
+      logger('a2a').error({ err: e instanceof Error ? e.message : String(e) }, 'message/send failed');
       return rpc(c, internalError(id));
     }
   });

@@ -17,7 +17,7 @@ const require = createRequire(import.meta.url);
 
 const TITLE = 'ERC-8004 Reputation Index';
 
-/** Paths that exist but are not part of the OpenAPI contract (the seed: A2A is not in the schema). */
+/** Paths that exist but are not part of the OpenAPI document (the A2A door is not in the schema). */
 const HIDDEN_PATH = /^\/a2a(\/|$)/;
 
 const DESCRIPTION = `A read-only index of ERC-8004 agent reputation across chains. It serves **evidence, not a verdict**: every score travels with its composition (distinct raters, concentration, self-rating gap, per-facet and per-chain detail) and with the \`policy_version\` that produced it, and every rating with its transaction.
@@ -29,6 +29,10 @@ const DESCRIPTION = `A read-only index of ERC-8004 agent reputation across chain
 **Metered** is the decomposition of one named subject (who rated, how often, on which facet, when, in which transaction): \`/reputation/*\` and \`/leaderboard/page\`, paid per call in USDC over x402. Call the route without payment: the \`402\` is the price quote. Sign against its \`accepts[]\`, check \`payTo\` against the treasury published by \`GET /pricing\`, and replay the identical request with \`X-PAYMENT\`. **Payment is the authentication**: there is no OAuth, session or API key (\`/auth\`, \`/me\` answer \`410\`). There is no name search and no person lookup (\`/names/*\` answer \`410\`).
 
 Pricing table \`${PRICING_VERSION}\` (\`GET /pricing\`, header \`X-Pricing-Version\`). Policies: scoring \`${POLICY_VERSION}\`, ranking \`${ORDERING_POLICY}\`, rater weighting \`${RATER_WEIGHT_POLICY}\`, evidence bands \`${CONFIDENCE_POLICY}\` (live in \`GET /health\`).
+
+### Documentation
+
+The project's own documents ship with its source: \`docs/API.md\` (every route, field, status code, header and limit, the badge, the A2A and MCP doors, and the x402 payment flow step by step) and \`docs/POLICIES.md\` (the math of every policy above, the eight caveat codes and when they fire, and the payment policy).
 
 ### Rate limits
 

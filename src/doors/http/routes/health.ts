@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, AppContext } from '../context.js';
-import { chainScanRows, indexTotals, staleHours } from '../../../read/health.js';
+import { chainScanRows, indexTotals, overallState, readiness, staleHours } from '../../../read/health.js';
+import { migrationFiles } from '../../../db/migrate.js';
 import { readRefreshMeta } from '../../../read/aggregates.js';
 import {
   CONFIDENCE_POLICY,
@@ -30,7 +31,13 @@ export const ChainScanSchema = z
 
 export const HealthSchema = z
   .object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'degraded', 'starting']).openapi({
+      description:
+        'Overall state of the index: ok (every enabled chain synced, none failing or stale), degraded ' +
+        '(a chain failing, stale or never synced, or no chain enabled), starting (no chain synced yet, none failed). ' +
+        'The service answers in every state: this is not liveness (GET /health always answers 200) nor readiness (GET /ready).',
+    }),
+    status_reason: z.string().openapi({ description: 'Why the state is what it is, in one sentence.' }),
     agents: z.number().int(),
     feedback_entries: z.number().int(),
     chains: z.array(ChainScanSchema),
@@ -55,6 +62,24 @@ export const HealthSchema = z
   })
   .openapi('Health');
 
+export const ReadySchema = z
+  .object({ ready: z.boolean(), reason: z.string().optional() })
+  .openapi('Readiness');
+
+const readyRoute = createRoute({
+  method: 'get',
+  path: '/ready',
+  summary: 'Readiness for load balancers: 200 when the database answers and every migration is applied, else 503 (free)',
+  tags: ['free'],
+  responses: {
+    200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
+    503: { description: 'Not ready (database unreachable or migrations missing)', content: { 'application/json': { schema: ReadySchema } } },
+  },
+});
+
+/** This build's migrations, read once. */
+let expectedMigrations: string[] | null = null;
+
 const route = createRoute({
   method: 'get',
   path: '/health',
@@ -72,10 +97,12 @@ export function registerHealth(app: App, ctx: AppContext): void {
       readRefreshMeta(ctx.db),
     ]);
     const now = ctx.now();
+    const state = overallState(rows, now, ctx.config.indexerPeriodSeconds);
     c.header('Cache-Control', 'public, max-age=30');
     return c.json(
       {
-        status: 'ok' as const,
+        status: state.status,
+        status_reason: state.reason,
         ...totals,
         chains: rows.map((r) => ({
           network: r.network,
@@ -101,5 +128,12 @@ export function registerHealth(app: App, ctx: AppContext): void {
       },
       200,
     );
+  });
+
+  app.openapi(readyRoute, async (c) => {
+    expectedMigrations ??= migrationFiles();
+    const r = await readiness(ctx.db, expectedMigrations);
+    c.header('Cache-Control', 'no-store');
+    return r.ready ? c.json({ ready: true }, 200) : c.json({ ready: false, reason: r.reason }, 503);
   });
 }

@@ -8,8 +8,16 @@
  * `Content-Type: application/json` 415, with an unparseable body 400 (JSON-RPC -32700); a
  * notification alone is answered 202 with no body.
  *
- * The tools re-implement no query: they call this same app in process (`app.request`, which the
- * rate limiter does not count again), metered tools with their `payment` as `X-PAYMENT`.
+ * The tools re-implement no query: they call this same app in process (`app.request`), metered
+ * tools with their `payment` as `X-PAYMENT`. Each of those calls spends one token from the bucket
+ * of the client that sent the POST (one client, one bucket, whatever the door): a tool calling
+ * three routes costs what the three direct HTTP calls would, plus the POST itself.
+ *
+ * A JSON-RPC batch (a JSON array) is refused with 400 and a `-32600` envelope: the contract says
+ * each MCP message is its own POST (and a batch would multiply the work one POST can start).
+ *
+ * A `tools/call` of a name that is not one of the 14 answers the SDK's tool error with the list
+ * of valid names (`unknownToolText`).
  *
  * Registered with plain Hono methods: not in the OpenAPI document. `GET` (and PUT, PATCH, DELETE:
  * there are no sessions to delete) answer 405 `{detail}`. The CORS preflight and
@@ -19,17 +27,62 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import type { App, AppContext } from '../context.js';
 import { API_VERSION } from '../errors.js';
 import { inProcessCaller } from '../../mcp/results.js';
-import { buildMcpServer } from '../../mcp/tools.js';
+import { buildMcpServer, TOOL_NAMES } from '../../mcp/tools.js';
 
 /** Longest request body read; a `tools/call` fits in a few kilobytes (a payment header included). */
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
 
 export const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
 
-export function registerMcpRoutes(app: App, ctx: AppContext): void {
-  const call = inProcessCaller(app);
+class BodyTooLarge extends Error {}
 
+/** The request body as text, refused unread past `max` bytes (declared or streamed). */
+async function readBoundedText(req: Request, max: number): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > max) throw new BodyTooLarge();
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new BodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+function jsonRpcError(status: 400 | 413, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  });
+}
+
+export function registerMcpRoutes(app: App, ctx: AppContext): void {
   app.post('/mcp', async (c) => {
+    let text: string;
+    try {
+      text = await readBoundedText(c.req.raw, MCP_MAX_BODY_BYTES);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) {
+        return jsonRpcError(413, -32000, `Payload Too Large: the body is over ${MCP_MAX_BODY_BYTES} bytes`);
+      }
+      return jsonRpcError(400, -32700, 'Parse error: the body could not be read');
+    }
+    if (/^\s*\[/.test(text)) {
+      return jsonRpcError(
+        400,
+        -32600,
+        'Invalid Request: batches are not served; send each JSON-RPC message as its own POST',
+      );
+    }
+    const call = inProcessCaller(app, c.get('client'));
     const server = buildMcpServer({ call, treasury: ctx.config.treasuryAddress }, { ...MCP_SERVER_INFO });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -38,7 +91,10 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     });
     try {
       await server.connect(transport);
-      const res = await transport.handleRequest(c.req.raw);
+      // The body was read above: the transport gets a copy of the request with the same text.
+      const req = new Request(c.req.raw.url, { method: 'POST', headers: c.req.raw.headers, body: text });
+      listToolsOnUnknownName(transport);
+      const res = await transport.handleRequest(req);
       res.headers.set('Cache-Control', 'no-store');
       return res;
     } finally {
@@ -58,4 +114,47 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
       405,
     );
   });
+}
+
+/** The error text of a `tools/call` whose name is not a tool of this server. */
+export function unknownToolText(name: string): string {
+  return (
+    `Tool ${JSON.stringify(name.slice(0, 100))} not found. The ${TOOL_NAMES.length} tools of this server are: ` +
+    `${TOOL_NAMES.join(', ')} (tools/list describes each).`
+  );
+}
+
+type Message = Parameters<WebStandardStreamableHTTPServerTransport['send']>[0];
+
+/**
+ * Watches `tools/call` requests for names that are not tools (the SDK answers those with a bare
+ * "Tool … not found") and rewrites that answer's text to list the valid names. Uses only the
+ * transport's public `onmessage`/`send` (set by `connect`, called per message).
+ */
+function listToolsOnUnknownName(transport: WebStandardStreamableHTTPServerTransport): void {
+  const unknown = new Map<string | number, string>();
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const m = message as { method?: unknown; id?: unknown; params?: { name?: unknown } };
+    if (m.method === 'tools/call' && (typeof m.id === 'string' || typeof m.id === 'number')) {
+      const name = m.params?.name;
+      if (typeof name === 'string' && !TOOL_NAMES.includes(name)) unknown.set(m.id, name);
+    }
+    onmessage?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message: Message, options?: Parameters<typeof send>[1]) => {
+    const m = message as { id?: unknown; result?: { isError?: unknown }; error?: { message?: unknown } };
+    const id = m.id as string | number | undefined;
+    const name = id === undefined ? undefined : unknown.get(id);
+    if (name !== undefined) {
+      unknown.delete(id!);
+      if (m.result && m.result.isError === true) {
+        message = { ...m, result: { ...m.result, content: [{ type: 'text', text: unknownToolText(name) }] } } as unknown as Message;
+      } else if (m.error && typeof m.error.message === 'string') {
+        message = { ...m, error: { ...m.error, message: unknownToolText(name) } } as unknown as Message;
+      }
+    }
+    return send(message, options);
+  };
 }
