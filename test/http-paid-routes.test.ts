@@ -134,6 +134,7 @@ describe('metered routes behind the paywall (demo index)', () => {
     const bare = createApp({ ...ctx, config: { ...ctx.config, treasuryAddress: null } });
     const res = await bare.request(`/reputation/wallet/${wallet}`);
     expect(res.status).toBe(503);
+    expect(res.headers.get('cache-control')).toBe('no-store');
     expect((await res.json()).error).toBe('payments_not_configured');
   });
 });

@@ -273,7 +273,7 @@ export function createPaywall(ctx: AppContext, options: PaywallOptions = {}): Pa
     const treasury = ctx.config.treasuryAddress;
     if (!treasury) {
       finish('not_configured', 'payments_not_configured');
-      return c.json(paymentsNotConfiguredBody(), 503);
+      return c.json(paymentsNotConfiguredBody(), 503, { 'Cache-Control': 'no-store' });
     }
     const raw = rawRequest(c);
     const quote: QuoteConfig = {

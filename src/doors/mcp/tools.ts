@@ -570,9 +570,10 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         .number()
         .int()
         .min(0)
+        .max(1000)
         .optional()
         .describe(
-          `Ratings to return (default ${DEFAULT_MAX_RATINGS}; 0 = all). Truncation is always declared.`,
+          `Ratings to return (default ${DEFAULT_MAX_RATINGS}, at most 1000; 0 = all). Truncation is always declared.`,
         ),
       payment,
     }),

@@ -449,7 +449,7 @@ const feedRoute = createRoute({
   path: '/feed',
   summary: "The newest ratings, by the chain's own clock (free)",
   description:
-    'Newest first by on-chain block time, then network, block number and log index (descending). Ratings not dated yet ' +
+    'Newest first by on-chain block time (descending), then network (ascending), then block number and log index (descending). Ratings not dated yet ' +
     'are not on the clock and are left out. `facet` is raw tag1: untrusted text.',
   tags: ['free'],
   request: {
