@@ -14,7 +14,7 @@ export const API_EXAMPLE_TIER = 'wallet-lookup';
 export function registerApiChallenge(app: App, ctx: AppContext): void {
   app.get('/api', (c) => {
     const treasury = ctx.config.treasuryAddress;
-    if (!treasury) return c.json(paymentsNotConfiguredBody(), 503);
+    if (!treasury) return c.json(paymentsNotConfiguredBody(), 503, { 'Cache-Control': 'no-store' });
     const { body, headers } = buildChallenge({
       tier: tierById(API_EXAMPLE_TIER),
       resource: canonicalResource(c.req.method, new URL(c.req.url)),
