@@ -164,9 +164,9 @@ async function serveCommand(config: Config): Promise<void> {
     log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
   }
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
-  const scheduler = startIndexScheduler({ db, config });
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
-  const reconciler = startReconcileScheduler({ db, config });
+  let scheduler: ReturnType<typeof startIndexScheduler> | null = null;
+  let reconciler: ReturnType<typeof startReconcileScheduler> | null = null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -176,16 +176,19 @@ async function serveCommand(config: Config): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
-    await scheduler.stop();
-    await reconciler.stop();
+    await scheduler?.stop();
+    await reconciler?.stop();
     await metrics?.close();
     await server.close();
     await rateLimit.close().catch(() => undefined);
     await db.close();
     process.exit(0);
   };
+  // Handlers before the schedulers start: the scheduler's first log line means "ready for signals".
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  scheduler = startIndexScheduler({ db, config });
+  reconciler = startReconcileScheduler({ db, config });
 }
 
 async function indexCommand(config: Config, once: boolean): Promise<number> {
