@@ -118,7 +118,7 @@ describe('solana scanner through the pass (replay transport)', () => {
       config,
       log,
       progress: 'off',
-      solana: { transport: replay.transport, pageLimit: 3, batchTransactions: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      solana: { transport: replay.transport, pageLimit: 3, baseDelayMs: 1, maxDelayMs: 2 },
       ...over,
     });
 
@@ -258,7 +258,7 @@ describe('solana scanner: a crash mid-pass', () => {
 
   it('checkpoints only whole slots: the next pass ends with exactly the rows of an uninterrupted run', async () => {
     const config = solanaConfig();
-    const solana = { pageLimit: 4, batchTransactions: 1, baseDelayMs: 1, maxDelayMs: 2 };
+    const solana = { pageLimit: 2, baseDelayMs: 1, maxDelayMs: 2 };
     const clean = await runIndexPass({ db: a.db, config, log: quietLogger(), progress: 'off', afterPass: null, solana: { ...solana, transport: createReplay(ledger(), 1010).transport } });
     expect(clean.status === 'ok' && clean.failed).toEqual([]);
 
