@@ -38,7 +38,6 @@ import {
   type Address,
   type Rpc,
   type RpcTransport,
-  type Signature,
   type SolanaRpcApi,
 } from '@solana/kit';
 import type { ChainConfig } from '../chains.js';
