@@ -509,6 +509,7 @@ export function createSolanaScanner(
       out.healed.push(s.signature);
       for (const e of r.events) out.events.push(e);
       if (r.incomplete) {
+        stats.incomplete++;
         out.incomplete.push({ signature: s.signature, slot: s.slot, reason: r.incomplete, eventsKept: r.events.length });
         log.warn(
           `[index] ${network}: transaction ${s.signature} (slot ${s.slot}) is incomplete: ${r.incomplete}; ` +
