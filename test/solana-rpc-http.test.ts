@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
+import { classifySolanaError, retryAfterMs, SolanaRpcTimeout } from '../src/indexer/solana-scanner.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { quietLogger } from './indexer-fixtures.js';
 import { agentRegistered, createReplay, key, newFeedback, programLogs, sig, type LedgerTx, type Replay } from './solana-fixtures.js';
@@ -179,4 +180,27 @@ describe('solana RPC over HTTP: timeouts, Retry-After, adaptive concurrency', ()
     const served = fake.log.filter((l) => l.answered === 'ok').length;
     expect(refused).toBeLessThan(served);
   }, 120_000);
+});
+
+describe('Retry-After and error classes', () => {
+  const http429 = (headers: Record<string, string>) =>
+    Object.assign(new Error('HTTP error (429): Too Many Requests'), { context: { statusCode: 429, headers: new Headers(headers) } });
+
+  it('reads seconds and HTTP dates; absent or unreadable: null', () => {
+    const now = Date.parse('2026-11-22T12:00:00Z');
+    expect(retryAfterMs(http429({ 'retry-after': '3' }), now)).toBe(3000);
+    expect(retryAfterMs(http429({ 'retry-after': 'Sun, 22 Nov 2026 12:00:05 GMT' }), now)).toBe(5000);
+    expect(retryAfterMs(http429({ 'retry-after': 'Sun, 22 Nov 2026 11:00:00 GMT' }), now)).toBe(0);
+    expect(retryAfterMs(http429({}), now)).toBeNull();
+    expect(retryAfterMs(http429({ 'retry-after': 'soon' }), now)).toBeNull();
+    expect(retryAfterMs(new Error('x', { cause: http429({ 'retry-after': '1' }) }), now)).toBe(1000);
+  });
+
+  it('classifies 429, timeouts, 5xx and invalid requests', () => {
+    expect(classifySolanaError(http429({}))).toBe('rate_limited');
+    expect(classifySolanaError(new SolanaRpcTimeout('getSlot', 10))).toBe('timeout');
+    expect(classifySolanaError(Object.assign(new Error('bad gateway'), { context: { statusCode: 502 } }))).toBe('transient');
+    expect(classifySolanaError(Object.assign(new Error('forbidden'), { context: { statusCode: 403 } }))).toBe('fatal');
+    expect(classifySolanaError(Object.assign(new Error('Invalid params'), { context: { __code: -32602 } }))).toBe('fatal');
+  });
 });
