@@ -20,7 +20,14 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { runIndexPass } from '../src/indexer/pass.js';
-import { agentRegistered, key, MAINNET_GENESIS, newFeedback, PROGRAM_ID, programLogs } from '../test/solana-fixtures.js';
+import {
+  agentRegistered,
+  key,
+  MAINNET_GENESIS,
+  newFeedback,
+  PROGRAM_ID,
+  programLogs,
+} from '../test/solana-fixtures.js';
 
 const b58d = getBase58Decoder();
 const b58e = getBase58Encoder();
@@ -55,7 +62,14 @@ function syntheticTransport(n: number): { transport: RpcTransport; head: number 
         const start = cfg.before ? indexOf(cfg.before) - 1 : n - 1;
         const out = [];
         for (let i = start; i >= 0 && out.length < (cfg.limit ?? 1000); i--)
-          out.push({ signature: sigOf(i), slot: slotOf(i), err: null, memo: null, blockTime: 1_700_000_000 + i, confirmationStatus: 'finalized' });
+          out.push({
+            signature: sigOf(i),
+            slot: slotOf(i),
+            err: null,
+            memo: null,
+            blockTime: 1_700_000_000 + i,
+            confirmationStatus: 'finalized',
+          });
         return ok(out);
       }
       case 'getTransaction': {
@@ -64,7 +78,14 @@ function syntheticTransport(n: number): { transport: RpcTransport; head: number 
         const ev =
           i < agents.length
             ? agentRegistered(asset, collection, clients[i]!, `ipfs://agent/${i}`)
-            : newFeedback({ asset, client: clients[i % clients.length]!, index: BigInt(i), slot: BigInt(slotOf(i)), value: BigInt(i % 101), decimals: 0 });
+            : newFeedback({
+                asset,
+                client: clients[i % clients.length]!,
+                index: BigInt(i),
+                slot: BigInt(slotOf(i)),
+                value: BigInt(i % 101),
+                decimals: 0,
+              });
         return ok({
           slot: slotOf(i),
           blockTime: 1_700_000_000 + i,
@@ -85,7 +106,9 @@ async function runOne(n: number): Promise<void> {
   const config: Config = {
     ...base,
     chains: base.chains.map((c) =>
-      c.network === 'solana' ? { ...c, rpcUrl: 'http://127.0.0.1:9/unused', startBlock: null, confirmations: 0, enabled: true } : { ...c, enabled: false },
+      c.network === 'solana'
+        ? { ...c, rpcUrl: 'http://127.0.0.1:9/unused', startBlock: null, confirmations: 0, enabled: true }
+        : { ...c, enabled: false },
     ),
   };
   const pgUrl = process.env.DATABASE_URL || null;
@@ -123,7 +146,9 @@ async function runOne(n: number): Promise<void> {
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
     if (r.status !== 'ok' || r.failed.length) throw new Error(`pass failed: ${JSON.stringify(r)}`);
     const s = r.chains[0]!;
-    const [cnt] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ratings WHERE network = 'solana'`);
+    const [cnt] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ratings WHERE network = 'solana'`,
+    );
     const mb = (b: number) => Math.round(b / 1024 / 1024);
     console.log(
       JSON.stringify({
@@ -156,7 +181,9 @@ const sizeArg = process.argv.indexOf('--size');
 if (sizeArg >= 0) {
   await runOne(Number(process.argv[sizeArg + 1]));
 } else {
-  const sizes = (process.env.BENCH_SOLANA_SIGNATURES ?? '20000,200000').split(',').map((s) => Number(s.trim()));
+  const sizes = (process.env.BENCH_SOLANA_SIGNATURES ?? '20000,200000')
+    .split(',')
+    .map((s) => Number(s.trim()));
   console.log('Solana backfill, first pass, one child process per size (peak RSS = the process maxRSS):');
   for (const n of sizes) {
     const child = spawnSync(process.execPath, ['--import', 'tsx', process.argv[1]!, '--size', String(n)], {

@@ -58,14 +58,21 @@ function hiding(inner: RpcTransport, hidden: Set<string>): { transport: RpcTrans
 /** Registration (slot 10), two transfers in slot 20 (the middle one hidden), feedback at 30. */
 function ledger(): LedgerTx[] {
   return [
-    { signature: sig(1), slot: 10, blockTime: T0, logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]) },
+    {
+      signature: sig(1),
+      slot: 10,
+      blockTime: T0,
+      logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]),
+    },
     { signature: sig(2), slot: 20, blockTime: T0 + 4, logs: programLogs([agentOwnerSynced(A, O1, O2)]) },
     { signature: sig(3), slot: 20, blockTime: T0 + 4, logs: programLogs([agentOwnerSynced(A, O2, O3)]) },
     {
       signature: sig(4),
       slot: 30,
       blockTime: T0 + 8,
-      logs: programLogs([newFeedback({ asset: A, client: C1, index: 0n, slot: 30n, value: 90n, decimals: 0 })]),
+      logs: programLogs([
+        newFeedback({ asset: A, client: C1, index: 0n, slot: 30n, value: 90n, decimals: 0 }),
+      ]),
     },
   ];
 }
@@ -130,7 +137,11 @@ describe('solana: a transaction the node never serves is a gap that heals', () =
     // the owner is the one the served transactions give (the later transfer is missing)
     const [a] = await t.db.query<{ owner: string }>(`SELECT owner FROM agents WHERE network = 'solana'`);
     expect(a!.owner).toBe(O2.b58);
-    expect(await healthChain(t, cfg)).toMatchObject({ gaps: 1, incomplete_transactions: 0, last_scanned_block: 40 });
+    expect(await healthChain(t, cfg)).toMatchObject({
+      gaps: 1,
+      incomplete_transactions: 0,
+      last_scanned_block: 40,
+    });
   });
 
   it('a pass while the node still does not serve it keeps the gap and does not fail', async () => {
@@ -139,7 +150,9 @@ describe('solana: a transaction the node never serves is a gap that heals', () =
     expect(s).toMatchObject({ status: 'ok', to: 50 });
     expect(s.solana).toMatchObject({ gapsHealed: 0 });
     expect(nulls()).toBe(3); // tried once more at the start of the pass
-    const [g] = await t.db.query<{ attempts: number }>(`SELECT attempts FROM scan_gaps WHERE network = 'solana'`);
+    const [g] = await t.db.query<{ attempts: number }>(
+      `SELECT attempts FROM scan_gaps WHERE network = 'solana'`,
+    );
     expect(g!.attempts).toBe(2);
   });
 
@@ -170,7 +183,8 @@ describe('solana: truncated logs', () => {
 
   it('keeps the events before the cut and records the transaction as incomplete', async () => {
     const cfg = config();
-    const fb = (i: bigint) => newFeedback({ asset: A, client: C1, index: i, slot: 10n, value: 80n, decimals: 0 });
+    const fb = (i: bigint) =>
+      newFeedback({ asset: A, client: C1, index: i, slot: 10n, value: 80n, decimals: 0 });
     const logs = programLogs([fb(0n), fb(1n)]);
     // the node cut the logs after the first event: the second event and the end lines are gone
     const cut = [...logs.slice(0, 3), 'Log truncated'];
@@ -184,7 +198,12 @@ describe('solana: truncated logs', () => {
       solana: {
         transport: createReplay(
           [
-            { signature: sig(1), slot: 10, blockTime: T0, logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]) },
+            {
+              signature: sig(1),
+              slot: 10,
+              blockTime: T0,
+              logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]),
+            },
             { signature: sig(2), slot: 11, blockTime: T0, logs: cut },
           ],
           20,
@@ -194,7 +213,9 @@ describe('solana: truncated logs', () => {
     const s = solanaOf(r);
     expect(s).toMatchObject({ status: 'ok', to: 20 });
     expect(s.solana).toMatchObject({ incomplete: 1 });
-    const ratings = await t.db.query<{ feedback_index: string }>(`SELECT feedback_index::text FROM ratings WHERE network = 'solana'`);
+    const ratings = await t.db.query<{ feedback_index: string }>(
+      `SELECT feedback_index::text FROM ratings WHERE network = 'solana'`,
+    );
     expect(ratings).toEqual([{ feedback_index: '0' }]);
     const inc = await t.db.query<{ tx_hash: string; events_kept: number; reason: string }>(
       `SELECT tx_hash, events_kept, reason FROM incomplete_transactions WHERE network = 'solana'`,
@@ -224,7 +245,19 @@ describe('solana: the walk holds one page of signatures', () => {
         signature: sig(50_000 + i),
         slot,
         blockTime: T0 + slot,
-        logs: i % 10 === 0 ? programLogs([newFeedback({ asset: A, client: C1, index: BigInt(i), slot: BigInt(slot), value: 50n, decimals: 0 })]) : [`Program ${PROGRAM_ID} invoke [1]`, `Program ${PROGRAM_ID} success`],
+        logs:
+          i % 10 === 0
+            ? programLogs([
+                newFeedback({
+                  asset: A,
+                  client: C1,
+                  index: BigInt(i),
+                  slot: BigInt(slot),
+                  value: 50n,
+                  decimals: 0,
+                }),
+              ])
+            : [`Program ${PROGRAM_ID} invoke [1]`, `Program ${PROGRAM_ID} success`],
       });
     }
     let committed = 0;
@@ -242,7 +275,9 @@ describe('solana: the walk holds one page of signatures', () => {
     expect(s.solana!.peakSignatures).toBeLessThanOrEqual(100 + 3);
     expect(s.solana!.signaturePages).toBe(31); // 30 full pages and the empty end: listed once
     expect(committed).toBeGreaterThanOrEqual(30);
-    const [n] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ratings WHERE network = 'solana'`);
+    const [n] = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ratings WHERE network = 'solana'`,
+    );
     expect(n!.n).toBe(300);
   });
 });
@@ -270,10 +305,20 @@ describe('migration 0030: Solana rows are re-read with the new positions', () =>
     }
     await db.query(`DELETE FROM schema_migrations WHERE id = '0030_solana_positions.sql'`);
     expect(await migrate(db)).toEqual(['0030_solana_positions.sql']);
-    const chains = await db.query<{ network: string; last_scanned_block: string | number | null; backfill_complete: boolean; ratings_count: string | number }>(
-      `SELECT network, last_scanned_block, backfill_complete, ratings_count FROM chains ORDER BY network`,
-    );
-    expect(chains.map((c) => [c.network, c.last_scanned_block === null ? null : Number(c.last_scanned_block), c.backfill_complete, Number(c.ratings_count)])).toEqual([
+    const chains = await db.query<{
+      network: string;
+      last_scanned_block: string | number | null;
+      backfill_complete: boolean;
+      ratings_count: string | number;
+    }>(`SELECT network, last_scanned_block, backfill_complete, ratings_count FROM chains ORDER BY network`);
+    expect(
+      chains.map((c) => [
+        c.network,
+        c.last_scanned_block === null ? null : Number(c.last_scanned_block),
+        c.backfill_complete,
+        Number(c.ratings_count),
+      ]),
+    ).toEqual([
       ['base', 700, true, 1],
       ['solana', null, false, 0],
     ]);

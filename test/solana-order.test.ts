@@ -53,7 +53,8 @@ function ledger(sameSlot: boolean): LedgerTx[] {
     const base = 1000 * (i + 1);
     const seed = (j: number) => 1_000_000 + i * 10 + j;
     const prelude = [];
-    if (kinds[0] !== 'register') prelude.push(agentRegistered(asset, COLLECTION, key(30_000 + i * 10), `ipfs://s${i}/r0`));
+    if (kinds[0] !== 'register')
+      prelude.push(agentRegistered(asset, COLLECTION, key(30_000 + i * 10), `ipfs://s${i}/r0`));
     prelude.push(newFeedback({ asset, client, index: 0n, slot: BigInt(base), value: 60n, decimals: 0 }));
     txs.push({ signature: sig(seed(9)), slot: base, blockTime: T0 + base, logs: programLogs(prelude) });
     kinds.forEach((k, j) => {
@@ -69,7 +70,14 @@ function ledger(sameSlot: boolean): LedgerTx[] {
               : k === 'metadata'
                 ? metadataSet(asset, 'type', Buffer.from(`type-${j}`))
                 : k === 'feedback'
-                  ? newFeedback({ asset, client, index: 1n, slot: BigInt(slot), value: BigInt(70 + j), decimals: 0 })
+                  ? newFeedback({
+                      asset,
+                      client,
+                      index: 1n,
+                      slot: BigInt(slot),
+                      value: BigInt(70 + j),
+                      decimals: 0,
+                    })
                   : feedbackRevoked(asset, client, 1n, BigInt(slot));
       // one block time for the whole slot; in the one-slot-each ledger too, so only order differs
       txs.push({ signature: sig(seed(j)), slot, blockTime: T0 + base, logs: programLogs([ev]) });
@@ -127,7 +135,12 @@ describe('solana: order inside a slot', () => {
         log: quietLogger(),
         progress: 'off',
         afterPass: null,
-        solana: { transport: createReplay(ledger(sameSlot), head).transport, pageLimit, baseDelayMs: 1, maxDelayMs: 2 },
+        solana: {
+          transport: createReplay(ledger(sameSlot), head).transport,
+          pageLimit,
+          baseDelayMs: 1,
+          maxDelayMs: 2,
+        },
       });
     const [a, b] = [await run(same, true, 7), await run(apart, false, 1000)];
     expect(a.status === 'ok' && a.failed).toEqual([]);
@@ -144,7 +157,8 @@ describe('solana: order inside a slot', () => {
     for (const table of ['agents', 'meta', 'ratings', 'transfers', 'revocations'] as const) {
       const byAgent = (rows: unknown) => {
         const m = new Map<string, unknown[]>();
-        for (const r of rows as Record<string, unknown>[]) m.set(r.agent_id as string, [...(m.get(r.agent_id as string) ?? []), r]);
+        for (const r of rows as Record<string, unknown>[])
+          m.set(r.agent_id as string, [...(m.get(r.agent_id as string) ?? []), r]);
         return m;
       };
       const [ms, ma] = [byAgent(s[table]), byAgent(a[table])];
@@ -159,16 +173,21 @@ describe('solana: order inside a slot', () => {
   it('a transfer in a later transaction of the registration slot moves the owner; of two transfers the later wins', async () => {
     const idx = (kinds: Kind[]) => scenarios().findIndex((k) => k.join() === kinds.join());
     const owner = async (i: number) =>
-      (await same.db.query<{ owner: string }>(`SELECT owner FROM agents WHERE network = 'solana' AND agent_id = $1`, [key(10_000 + i).b58]))[0]!
-        .owner;
+      (
+        await same.db.query<{ owner: string }>(
+          `SELECT owner FROM agents WHERE network = 'solana' AND agent_id = $1`,
+          [key(10_000 + i).b58],
+        )
+      )[0]!.owner;
     const i1 = idx(['register', 'transfer']);
     expect(await owner(i1)).toBe(key(30_000 + i1 * 10 + 2).b58);
     const i2 = idx(['transfer', 'transfer']);
     expect(await owner(i2)).toBe(key(30_000 + i2 * 10 + 2).b58);
     const i3 = idx(['uri', 'uri', 'transfer']);
-    const [a3] = await same.db.query<{ agent_uri: string }>(`SELECT agent_uri FROM agents WHERE network = 'solana' AND agent_id = $1`, [
-      key(10_000 + i3).b58,
-    ]);
+    const [a3] = await same.db.query<{ agent_uri: string }>(
+      `SELECT agent_uri FROM agents WHERE network = 'solana' AND agent_id = $1`,
+      [key(10_000 + i3).b58],
+    );
     expect(a3!.agent_uri).toBe(`ipfs://s${i3}/u1`);
     // the earliest of two revocations of one rating in one slot is the one applied
     const i4 = idx(['feedback', 'revoke', 'revoke']);

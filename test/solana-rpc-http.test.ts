@@ -13,25 +13,53 @@ import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import { classifySolanaError, retryAfterMs, SolanaRpcTimeout } from '../src/indexer/solana-scanner.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { quietLogger } from './indexer-fixtures.js';
-import { agentRegistered, createReplay, key, newFeedback, programLogs, sig, type LedgerTx, type Replay } from './solana-fixtures.js';
+import {
+  agentRegistered,
+  createReplay,
+  key,
+  newFeedback,
+  programLogs,
+  sig,
+  type LedgerTx,
+  type Replay,
+} from './solana-fixtures.js';
 
 const T0 = 1_760_000_000;
 const [A, COLLECTION, O1, C1] = [key(1), key(3), key(4), key(7)];
 
 function ledger(n: number): LedgerTx[] {
-  const txs: LedgerTx[] = [{ signature: sig(1), slot: 10, blockTime: T0, logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]) }];
+  const txs: LedgerTx[] = [
+    {
+      signature: sig(1),
+      slot: 10,
+      blockTime: T0,
+      logs: programLogs([agentRegistered(A, COLLECTION, O1, 'ipfs://a')]),
+    },
+  ];
   for (let i = 0; i < n; i++)
     txs.push({
       signature: sig(100 + i),
       slot: 20 + i,
       blockTime: T0 + i,
-      logs: programLogs([newFeedback({ asset: A, client: C1, index: BigInt(i), slot: BigInt(20 + i), value: 80n, decimals: 0 })]),
+      logs: programLogs([
+        newFeedback({
+          asset: A,
+          client: C1,
+          index: BigInt(i),
+          slot: BigInt(20 + i),
+          value: 80n,
+          decimals: 0,
+        }),
+      ]),
     });
   return txs;
 }
 
 /** What the server does with one request: answer it (from the replay), refuse it, or hold it. */
-type Policy = (method: string, inFlight: number) => { kind: 'serve'; delayMs?: number } | { kind: '429'; retryAfter?: string } | { kind: 'hang' };
+type Policy = (
+  method: string,
+  inFlight: number,
+) => { kind: 'serve'; delayMs?: number } | { kind: '429'; retryAfter?: string } | { kind: 'hang' };
 
 interface FakeRpc {
   url: string;
@@ -72,7 +100,10 @@ async function startFakeRpc(replay: Replay): Promise<FakeRpc> {
         if (p.kind === '429') {
           fake.log.push({ method: payload.method, at: Date.now(), answered: '429' });
           inFlight--;
-          res.writeHead(429, { 'content-type': 'application/json', ...(p.retryAfter ? { 'retry-after': p.retryAfter } : {}) });
+          res.writeHead(429, {
+            'content-type': 'application/json',
+            ...(p.retryAfter ? { 'retry-after': p.retryAfter } : {}),
+          });
           res.end('{"error":"rate limited"}');
           return;
         }
@@ -95,7 +126,9 @@ function config(url: string, env: Record<string, string>): Config {
   return {
     ...base,
     chains: base.chains.map((c) =>
-      c.network === 'solana' ? { ...c, rpcUrl: url, startBlock: null, confirmations: 0, enabled: true } : { ...c, enabled: false },
+      c.network === 'solana'
+        ? { ...c, rpcUrl: url, startBlock: null, confirmations: 0, enabled: true }
+        : { ...c, enabled: false },
     ),
   };
 }
@@ -127,18 +160,29 @@ describe('solana RPC over HTTP: timeouts, Retry-After, adaptive concurrency', ()
     const cfg = config(fake.url, { SOLANA_RPC_TIMEOUT_MS: '300', SOLANA_RPC_CONCURRENCY: '2' });
     expect(cfg.solanaRpcTimeoutMs).toBe(300);
     const failed = solanaOf(
-      await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null, solana: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } }),
+      await runIndexPass({
+        db: t.db,
+        config: cfg,
+        log: quietLogger(),
+        progress: 'off',
+        afterPass: null,
+        solana: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      }),
     );
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatch(/timed out/);
     expect(failed.solana!.timeouts).toBeGreaterThanOrEqual(2);
     expect(fake.log.filter((l) => l.answered === 'hang').length).toBeGreaterThanOrEqual(2);
-    const [row] = await t.db.query<{ last_error: string | null }>(`SELECT last_error FROM chains WHERE network = 'solana'`);
+    const [row] = await t.db.query<{ last_error: string | null }>(
+      `SELECT last_error FROM chains WHERE network = 'solana'`,
+    );
     expect(row!.last_error).toMatch(/timed out/);
 
     // the endpoint recovers: the next pass runs (the lock was released) and indexes everything
     fake.policy = () => ({ kind: 'serve' });
-    const ok = solanaOf(await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null }));
+    const ok = solanaOf(
+      await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null }),
+    );
     expect(ok).toMatchObject({ status: 'ok', to: 100 });
     expect(ok.inserted.ratings).toBe(3);
   }, 60_000);
@@ -147,9 +191,12 @@ describe('solana RPC over HTTP: timeouts, Retry-After, adaptive concurrency', ()
     const replay = createReplay(ledger(4), 100);
     fake = await startFakeRpc(replay);
     let refused = 0;
-    fake.policy = (method) => (method === 'getTransaction' && refused++ < 2 ? { kind: '429', retryAfter: '1' } : { kind: 'serve' });
+    fake.policy = (method) =>
+      method === 'getTransaction' && refused++ < 2 ? { kind: '429', retryAfter: '1' } : { kind: 'serve' };
     const cfg = config(fake.url, { SOLANA_RPC_CONCURRENCY: '1' });
-    const r = solanaOf(await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null }));
+    const r = solanaOf(
+      await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null }),
+    );
     expect(r).toMatchObject({ status: 'ok' });
     expect(r.inserted.ratings).toBe(4);
     expect(r.solana!.rateLimited).toBe(2);
@@ -169,7 +216,14 @@ describe('solana RPC over HTTP: timeouts, Retry-After, adaptive concurrency', ()
     fake.policy = (_m, inFlight) => (inFlight > 2 ? { kind: '429' } : { kind: 'serve', delayMs: 15 });
     const cfg = config(fake.url, { SOLANA_RPC_CONCURRENCY: '8' });
     const r = solanaOf(
-      await runIndexPass({ db: t.db, config: cfg, log: quietLogger(), progress: 'off', afterPass: null, solana: { baseDelayMs: 20, maxDelayMs: 200 } }),
+      await runIndexPass({
+        db: t.db,
+        config: cfg,
+        log: quietLogger(),
+        progress: 'off',
+        afterPass: null,
+        solana: { baseDelayMs: 20, maxDelayMs: 200 },
+      }),
     );
     expect(r).toMatchObject({ status: 'ok', to: 1000 });
     expect(r.inserted.ratings).toBe(n);
@@ -184,7 +238,9 @@ describe('solana RPC over HTTP: timeouts, Retry-After, adaptive concurrency', ()
 
 describe('Retry-After and error classes', () => {
   const http429 = (headers: Record<string, string>) =>
-    Object.assign(new Error('HTTP error (429): Too Many Requests'), { context: { statusCode: 429, headers: new Headers(headers) } });
+    Object.assign(new Error('HTTP error (429): Too Many Requests'), {
+      context: { statusCode: 429, headers: new Headers(headers) },
+    });
 
   it('reads seconds and HTTP dates; absent or unreadable: null', () => {
     const now = Date.parse('2026-11-22T12:00:00Z');
@@ -199,8 +255,14 @@ describe('Retry-After and error classes', () => {
   it('classifies 429, timeouts, 5xx and invalid requests', () => {
     expect(classifySolanaError(http429({}))).toBe('rate_limited');
     expect(classifySolanaError(new SolanaRpcTimeout('getSlot', 10))).toBe('timeout');
-    expect(classifySolanaError(Object.assign(new Error('bad gateway'), { context: { statusCode: 502 } }))).toBe('transient');
-    expect(classifySolanaError(Object.assign(new Error('forbidden'), { context: { statusCode: 403 } }))).toBe('fatal');
-    expect(classifySolanaError(Object.assign(new Error('Invalid params'), { context: { __code: -32602 } }))).toBe('fatal');
+    expect(
+      classifySolanaError(Object.assign(new Error('bad gateway'), { context: { statusCode: 502 } })),
+    ).toBe('transient');
+    expect(classifySolanaError(Object.assign(new Error('forbidden'), { context: { statusCode: 403 } }))).toBe(
+      'fatal',
+    );
+    expect(
+      classifySolanaError(Object.assign(new Error('Invalid params'), { context: { __code: -32602 } })),
+    ).toBe('fatal');
   });
 });

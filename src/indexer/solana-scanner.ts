@@ -140,9 +140,20 @@ export type SolanaErrorClass = 'rate_limited' | 'timeout' | 'transient' | 'fatal
 export function classifySolanaError(err: unknown): SolanaErrorClass {
   let e: unknown = err;
   for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as { context?: Record<string, unknown>; status?: unknown; message?: unknown; cause?: unknown; name?: unknown };
+    const o = e as {
+      context?: Record<string, unknown>;
+      status?: unknown;
+      message?: unknown;
+      cause?: unknown;
+      name?: unknown;
+    };
     if (e instanceof SolanaRpcTimeout || o.name === 'TimeoutError') return 'timeout';
-    const status = typeof o.context?.statusCode === 'number' ? o.context.statusCode : typeof o.status === 'number' ? o.status : null;
+    const status =
+      typeof o.context?.statusCode === 'number'
+        ? o.context.statusCode
+        : typeof o.status === 'number'
+          ? o.status
+          : null;
     if (status !== null) {
       if (status === 429) return 'rate_limited';
       if (status === 408 || status === 504) return 'timeout';
@@ -170,7 +181,8 @@ export function retryAfterMs(err: unknown, now = Date.now()): number | null {
     let raw: string | null = null;
     if (h && typeof (h as Headers).get === 'function') raw = (h as Headers).get('retry-after');
     else if (h && typeof h === 'object') {
-      const v = (h as Record<string, unknown>)['retry-after'] ?? (h as Record<string, unknown>)['Retry-After'];
+      const v =
+        (h as Record<string, unknown>)['retry-after'] ?? (h as Record<string, unknown>)['Retry-After'];
       if (typeof v === 'string') raw = v;
     }
     if (raw !== null) {
@@ -300,16 +312,22 @@ export function createSolanaScanner(
   deps: SolanaScannerDeps = {},
 ): ChainScanner & { solanaStats: SolanaScanStats } {
   const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS };
-  for (const [k, v] of Object.entries(opts)) if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
+  for (const [k, v] of Object.entries(opts))
+    if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
   if (!chain.programId) throw new Error(`chain "${chain.network}" has no programId`);
   const program: Address = address(chain.programId);
   const programId = chain.programId;
   const network = chain.network;
   const db = deps.db ?? null;
   const rpc: Rpc<SolanaRpcApi> =
-    deps.rpc ?? (deps.transport ? createSolanaRpcFromTransport(deps.transport) : createSolanaRpc(chain.rpcUrl));
+    deps.rpc ??
+    (deps.transport ? createSolanaRpcFromTransport(deps.transport) : createSolanaRpc(chain.rpcUrl));
   const expectedGenesis =
-    o.expectedGenesisHash !== undefined ? o.expectedGenesisHash : network === 'solana' ? SOLANA_MAINNET_GENESIS : null;
+    o.expectedGenesisHash !== undefined
+      ? o.expectedGenesisHash
+      : network === 'solana'
+        ? SOLANA_MAINNET_GENESIS
+        : null;
   const limiter = new Limiter(o.txConcurrency);
   const stats: SolanaScanStats = {
     requests: 0,
@@ -453,11 +471,14 @@ export function createSolanaScanner(
       return { events: [], incomplete: null };
     }
     const slot = Number(tx.slot ?? p.slot);
-    const blockTime = tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
+    const blockTime =
+      tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
     const logs = tx.meta.logMessages;
     if (!logs) return { events: [], incomplete: 'the node returned no log messages' };
     const { items, truncated } = extractProgramData(logs, programId);
-    let incomplete: string | null = truncated ? 'logs truncated by the node ("Log truncated"): later events are missing' : null;
+    let incomplete: string | null = truncated
+      ? 'logs truncated by the node ("Log truncated"): later events are missing'
+      : null;
     const events: IndexEvent[] = [];
     for (const item of items) {
       if (item.index >= SOLANA_MAX_EVENTS_PER_TX) {
@@ -510,11 +531,22 @@ export function createSolanaScanner(
       for (const e of r.events) out.events.push(e);
       if (r.incomplete) {
         stats.incomplete++;
-        out.incomplete.push({ signature: s.signature, slot: s.slot, reason: r.incomplete, eventsKept: r.events.length });
+        out.incomplete.push({
+          signature: s.signature,
+          slot: s.slot,
+          reason: r.incomplete,
+          eventsKept: r.events.length,
+        });
         log.warn(
           `[index] ${network}: transaction ${s.signature} (slot ${s.slot}) is incomplete: ${r.incomplete}; ` +
             `${r.events.length} events kept, recorded in incomplete_transactions`,
-          { chain: network, tx: s.signature, slot: s.slot, reason: r.incomplete, events_kept: r.events.length },
+          {
+            chain: network,
+            tx: s.signature,
+            slot: s.slot,
+            reason: r.incomplete,
+            events_kept: r.events.length,
+          },
         );
       }
     }
@@ -539,7 +571,8 @@ export function createSolanaScanner(
           continue;
         }
         const txIndex = n - 1 - (k - i);
-        if (txIndex > SOLANA_MAX_TX_INDEX) throw new Error(`slot ${s.slot} has more than ${SOLANA_MAX_TX_INDEX + 1} program transactions`);
+        if (txIndex > SOLANA_MAX_TX_INDEX)
+          throw new Error(`slot ${s.slot} has more than ${SOLANA_MAX_TX_INDEX + 1} program transactions`);
         out.push({ signature: s.signature, slot: s.slot, txIndex });
       }
       i = j;
@@ -558,7 +591,10 @@ export function createSolanaScanner(
       );
     }
     if (f.healed.length && db) {
-      await tx.query(`DELETE FROM scan_gaps WHERE network = $1 AND tx_hash = ANY($2::text[])`, [network, f.healed]);
+      await tx.query(`DELETE FROM scan_gaps WHERE network = $1 AND tx_hash = ANY($2::text[])`, [
+        network,
+        f.healed,
+      ]);
     }
     if (f.incomplete.length) {
       await tx.query(
@@ -585,7 +621,11 @@ export function createSolanaScanner(
       [network, o.gapRetryLimit],
     );
     if (rows.length === 0) return;
-    const sigs = rows.map((r) => ({ signature: r.tx_hash, slot: Number(r.block_number), txIndex: Number(r.tx_index) }));
+    const sigs = rows.map((r) => ({
+      signature: r.tx_hash,
+      slot: Number(r.block_number),
+      txIndex: Number(r.tx_index),
+    }));
     const f = await fetchAll(sigs, 1);
     stats.gapsHealed += f.healed.length;
     if (f.healed.length)
@@ -692,7 +732,9 @@ export function createSolanaScanner(
     solanaStats: stats,
 
     async verify() {
-      const genesis = await call('getGenesisHash', (abortSignal) => rpc.getGenesisHash().send({ abortSignal }));
+      const genesis = await call('getGenesisHash', (abortSignal) =>
+        rpc.getGenesisHash().send({ abortSignal }),
+      );
       if (expectedGenesis && genesis !== expectedGenesis)
         throw new Error(
           `${network}: the RPC endpoint serves genesis ${sanitizeText(String(genesis)).slice(0, 64)}, expected ${expectedGenesis} (wrong cluster?)`,
@@ -700,7 +742,11 @@ export function createSolanaScanner(
     },
 
     async head() {
-      return Number(await call('getSlot', (abortSignal) => rpc.getSlot({ commitment: 'finalized' }).send({ abortSignal })));
+      return Number(
+        await call('getSlot', (abortSignal) =>
+          rpc.getSlot({ commitment: 'finalized' }).send({ abortSignal }),
+        ),
+      );
     },
 
     /**
@@ -716,7 +762,12 @@ export function createSolanaScanner(
       yield* retryGaps();
       let start = from;
       if (db) {
-        const [c] = await db.query<{ from_slot: number | string; to_slot: number | string; before_signature: string; low_slot: number | string }>(
+        const [c] = await db.query<{
+          from_slot: number | string;
+          to_slot: number | string;
+          before_signature: string;
+          low_slot: number | string;
+        }>(
           'SELECT from_slot, to_slot, before_signature, low_slot FROM solana_scan_cursor WHERE network = $1',
           [network],
         );
