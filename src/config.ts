@@ -53,6 +53,10 @@ export interface Config {
   metricsPort?: number | null;
   /** METRICS_HOST: its bind address (default: HOST). */
   metricsHost?: string;
+  /** SOLANA_RPC_TIMEOUT_MS: timeout of every Solana RPC call (default 30000). */
+  solanaRpcTimeoutMs?: number;
+  /** SOLANA_RPC_CONCURRENCY: most Solana RPC calls in flight (default 8; a 429 lowers it for a while). */
+  solanaRpcConcurrency?: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -186,6 +190,8 @@ export function loadConfig(env: Env = process.env): Config {
     paymentAssetOverrides: paymentAssetOverrides(env),
     maxConcurrentPaidRuns: intVar(env, 'MAX_CONCURRENT_PAID_RUNS', 16, 1, 100_000),
     paymentReconcileSeconds: intVar(env, 'PAYMENT_RECONCILE_SECONDS', 300, 0, 7 * 24 * 3600),
+    solanaRpcTimeoutMs: intVar(env, 'SOLANA_RPC_TIMEOUT_MS', 30_000, 100, 600_000),
+    solanaRpcConcurrency: intVar(env, 'SOLANA_RPC_CONCURRENCY', 8, 1, 256),
   };
 }
 

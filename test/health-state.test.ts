@@ -27,6 +27,8 @@ function row(network: string, over: Partial<ChainScanRow> = {}): ChainScanRow {
     last_success_at: null,
     last_error: null,
     last_error_at: null,
+    gaps: 0,
+    incomplete_transactions: 0,
     ...over,
   };
 }

@@ -90,6 +90,10 @@ export function agentOwnerSynced(asset: Key, oldOwner: Key, newOwner: Key): Buff
   return new BorshWriter().raw(disc('AgentOwnerSynced')).pubkey(asset).pubkey(oldOwner).pubkey(newOwner).done();
 }
 
+export function uriUpdated(asset: Key, updatedBy: Key, uri: string): Buffer {
+  return new BorshWriter().raw(disc('UriUpdated')).pubkey(asset).pubkey(updatedBy).string(uri).done();
+}
+
 export function metadataSet(asset: Key, k: string, value: Uint8Array): Buffer {
   return new BorshWriter().raw(disc('MetadataSet')).pubkey(asset).bool(false).string(k).bytes(value).done();
 }

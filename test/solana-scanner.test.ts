@@ -118,7 +118,7 @@ describe('solana scanner through the pass (replay transport)', () => {
       config,
       log,
       progress: 'off',
-      solana: { transport: replay.transport, pageLimit: 3, batchTransactions: 2, baseDelayMs: 1, maxDelayMs: 2 },
+      solana: { transport: replay.transport, pageLimit: 3, baseDelayMs: 1, maxDelayMs: 2 },
       ...over,
     });
 
@@ -134,7 +134,8 @@ describe('solana scanner through the pass (replay transport)', () => {
     expect(r.status).toBe('ok');
     if (r.status !== 'ok') return;
     const s = r.chains.find((c) => c.network === 'solana')!;
-    expect(s).toMatchObject({ status: 'ok', from: 100, to: 978, head: 1010 });
+    // first pass: no start-block discovery, the walk goes down to the program's oldest signature
+    expect(s).toMatchObject({ status: 'ok', from: 0, to: 978, head: 1010 });
     expect(s.inserted).toMatchObject({ ratings: 3, revocations: 1, transfers: 3, metadata: 1, revokedApplied: 1 });
     expect(s.batches).toBeGreaterThan(2);
 
@@ -144,7 +145,8 @@ describe('solana scanner through the pass (replay transport)', () => {
     expect(fetched).not.toContain(sig(9));
     // paged backwards with before = the last signature of the previous page
     const pages = replay.calls.filter((c) => c.method === 'getSignaturesForAddress');
-    expect(pages.length).toBeGreaterThanOrEqual(2);
+    // the history is listed once (9 signatures, 3 a page: 3 full pages and the empty end)
+    expect(pages).toHaveLength(4);
     // (kit leaves `commitment: 'finalized'` out of the request: it is the server default)
     expect((pages[1]!.params as [string, { before?: string; limit?: number }])[1]).toMatchObject({ before: sig(7), limit: 3 });
 
@@ -214,7 +216,7 @@ describe('solana scanner through the pass (replay transport)', () => {
     expect(s).toMatchObject({ status: 'ok', from: 979, to: 1068 });
     expect(s.inserted.ratings).toBe(1);
     // Retries are debug lines (the chain's final failure, if any, is the one warning).
-    expect(log.debugs.some((w) => /429/.test(w) && /retry 1\//.test(w))).toBe(true);
+    expect(log.debugs.some((w) => /rate limited \(429\)/.test(w))).toBe(true);
     const [c] = await t.db.query<{ n: number | string }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`);
     expect(Number(c!.n)).toBe(1068);
     const fetched = replay.calls.filter((x) => x.method === 'getTransaction').map((x) => (x.params as string[])[0]);
@@ -258,7 +260,7 @@ describe('solana scanner: a crash mid-pass', () => {
 
   it('checkpoints only whole slots: the next pass ends with exactly the rows of an uninterrupted run', async () => {
     const config = solanaConfig();
-    const solana = { pageLimit: 4, batchTransactions: 1, baseDelayMs: 1, maxDelayMs: 2 };
+    const solana = { pageLimit: 2, baseDelayMs: 1, maxDelayMs: 2 };
     const clean = await runIndexPass({ db: a.db, config, log: quietLogger(), progress: 'off', afterPass: null, solana: { ...solana, transport: createReplay(ledger(), 1010).transport } });
     expect(clean.status === 'ok' && clean.failed).toEqual([]);
 
@@ -279,14 +281,29 @@ describe('solana scanner: a crash mid-pass', () => {
       },
     });
     expect(crashed.status === 'ok' && crashed.failed).toEqual(['solana']);
-    // batches are contiguous, and slot 100's two transactions stayed in one batch
-    expect(seen[0]).toEqual({ from: 100, to: 100 });
-    expect(seen[1]).toEqual({ from: 101, to: 105 });
-    const [cp] = await b.db.query<{ n: string | number }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`);
-    expect(Number(cp!.n)).toBe(seen[2]!.to);
+    // newest to oldest, one page of complete slots per batch; slot 150 waited for page 2 (its slot
+    // could have continued), slot 100's two transactions were never split
+    expect(seen).toEqual([
+      { from: 140, to: 978 },
+      { from: 120, to: 978 },
+      { from: 105, to: 978 },
+    ]);
+    const [cp] = await b.db.query<{ n: string | number | null }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`);
+    expect(cp!.n).toBeNull(); // the walk has not reached its end: the checkpoint has not moved
+    const [cur] = await b.db.query<{ before_signature: string; low_slot: string | number }>(
+      `SELECT before_signature, low_slot FROM solana_scan_cursor WHERE network = 'solana'`,
+    );
+    expect(cur).toMatchObject({ before_signature: sig(3) });
+    expect(Number(cur!.low_slot)).toBe(105);
 
+    const callsBefore = replay.calls.length;
     const resumed = await runIndexPass({ db: b.db, config, log: quietLogger(), progress: 'off', afterPass: null, solana: { ...solana, transport: replay.transport } });
-    expect(resumed.status === 'ok' && resumed.chains[0]).toMatchObject({ status: 'ok', from: seen[2]!.to + 1, to: 978 });
+    expect(resumed.status === 'ok' && resumed.chains[0]).toMatchObject({ status: 'ok', from: 0, to: 978 });
+    // the walk resumed below the cursor: the pages above it were not listed again
+    const lists = replay.calls.slice(callsBefore).filter((c) => c.method === 'getSignaturesForAddress');
+    expect((lists[0]!.params as [string, { before?: string }])[1].before).toBe(sig(3));
+    expect(lists).toHaveLength(2); // [sig 2, sig 1] (a full page), then the empty end of history
+    expect(await b.db.query(`SELECT 1 FROM solana_scan_cursor`)).toHaveLength(0);
     const strip = (d: Record<string, unknown[]>) => JSON.stringify(d);
     expect(strip(await dumpIndex(b.db, ['solana']))).toEqual(strip(await dumpIndex(a.db, ['solana'])));
   });

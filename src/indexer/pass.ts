@@ -24,7 +24,12 @@ import {
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import { healReorg, recordCheckpointHash } from './rollback.js';
 import type { ChainScanner } from './scanner.js';
-import { createSolanaScanner, type SolanaRpcSource, type SolanaScanOptions } from './solana-scanner.js';
+import {
+  createSolanaScanner,
+  type SolanaRpcSource,
+  type SolanaScanOptions,
+  type SolanaScanStats,
+} from './solana-scanner.js';
 
 export type AfterPass = (db: Database) => Promise<void>;
 
@@ -122,6 +127,8 @@ export interface ChainPassResult {
   endpoint?: string;
   cause?: string;
   scan?: EvmScanStats;
+  /** The Solana scanner's figures (requests, rate limiting, gaps, incomplete transactions). */
+  solana?: SolanaScanStats;
   /** A reorg below the margin was healed at the start of this pass (ancestor null: full rescan). */
   reorg?: { mismatchAt: number; ancestor: number | null; fullRescan: boolean };
 }
@@ -406,11 +413,15 @@ function makeScanner(
   chain: ChainConfig,
   opts: RunIndexPassOptions,
   log: IndexLogger,
-): (ChainScanner & { stats?: EvmScanStats }) | null {
+): (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null {
   if (chain.kind === 'evm') return createEvmScanner(chain, opts.scan, log);
   if (chain.kind === 'solana') {
     const { rpc, transport, ...tuning } = opts.solana ?? {};
-    return createSolanaScanner(chain, tuning, log, { rpc, transport });
+    const fromConfig: Partial<SolanaScanOptions> = {
+      timeoutMs: opts.config.solanaRpcTimeoutMs,
+      txConcurrency: opts.config.solanaRpcConcurrency,
+    };
+    return createSolanaScanner(chain, { ...fromConfig, ...tuning }, log, { rpc, transport, db: opts.db });
   }
   return null; // a chain kind without a scanner yet
 }
@@ -437,7 +448,7 @@ async function indexChain(
     batches: 0,
     millis: 0,
   };
-  let scanner: (ChainScanner & { stats?: EvmScanStats }) | null = null;
+  let scanner: (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null = null;
   try {
     scanner = makeScanner(chain, opts, log);
     if (!scanner) {
@@ -507,34 +518,38 @@ async function indexChain(
         to: batch.to,
         events: batch.events.length,
       };
-      const last = batch.to >= target;
+      // A non-advancing batch (a page of a backwards walk, healed gaps) leaves the checkpoint.
+      const advance = batch.advance !== false;
+      const last = advance && batch.to >= target;
       // The checkpoint block's hash, stored with the batch (the next pass compares it).
-      const hash = scanner.blockHash ? await scanner.blockHash(batch.to) : null;
+      const hash = scanner.blockHash && advance ? await scanner.blockHash(batch.to) : null;
       const beforeCommit = opts.hooks?.beforeCommit;
       const counts = await ingestBatch(
         db,
         batch.events,
         {
           network: chain.network,
-          lastScannedBlock: batch.to,
+          lastScannedBlock: advance ? batch.to : null,
           headAtLastSync: head,
           caughtUp: last,
           successAt: last ? now() : null,
         },
         {
           beforeCommit: async (tx) => {
+            if (batch.persist) await batch.persist(tx);
             if (hash !== null) await recordCheckpointHash(tx, chain.network, batch.to, hash);
             if (beforeCommit) await beforeCommit(info, tx);
           },
         },
       );
       result.batches++;
-      result.to = batch.to;
+      if (advance) result.to = batch.to;
       result.events += batch.events.length;
       addCounts(result.inserted, counts);
+      // (a backwards walk's page: everything above its lowest block is done)
       const p: ProgressEvent = {
         network: chain.network,
-        done: batch.to - from + 1,
+        done: advance ? batch.to - from + 1 : Math.max(0, Math.min(total - 1, target - batch.from + 1)),
         total,
         block: batch.to,
         target,
@@ -562,5 +577,6 @@ async function indexChain(
   } finally {
     result.millis = Date.now() - t0;
     if (scanner?.stats) result.scan = { ...scanner.stats };
+    if (scanner?.solanaStats) result.solana = { ...scanner.solanaStats };
   }
 }

@@ -6,11 +6,17 @@
  * for PostgreSQL TEXT (see sanitizeText), block times from the chain's own clock.
  */
 
+import type { Queryable } from '../db/database.js';
+
 /** Where an event sits on its chain; (network, txHash, logIndex) is its identity. */
 export interface EventPosition {
   network: string;
   txHash: string;
-  /** Index of the log in its block (EVM) or of the event in its transaction (Solana). */
+  /**
+   * Position inside the block: the log's index in its block (EVM); on Solana the transaction's
+   * index among the program's transactions of the slot and the event's index in that transaction,
+   * packed as tx * 4096 + event * 2 (+ 1 for a derived event), see solanaLogIndex.
+   */
   logIndex: number;
   blockNumber: number;
   /** The block's on-chain timestamp; null = undated (the chain did not give one). */
@@ -77,11 +83,19 @@ export interface RevocationEvent extends EventPosition {
 export type IndexEvent =
   RegisteredEvent | TransferEvent | UriUpdatedEvent | MetadataSetEvent | FeedbackEvent | RevocationEvent;
 
-/** One contiguous, fully scanned range [from, to] and every event in it. */
+/**
+ * One contiguous, fully scanned range [from, to] and every event in it; or (advance: false) a
+ * part of the work that does not complete a range in order (a page of a backwards walk, healed
+ * gaps): its events are written but the checkpoint stays where it is.
+ */
 export interface ScanBatch {
   from: number;
   to: number;
   events: IndexEvent[];
+  /** Default true: the checkpoint moves to `to` with this batch. */
+  advance?: boolean;
+  /** The scanner's own state, written in the batch's transaction (cursor, gaps). */
+  persist?: (tx: Queryable) => Promise<void>;
 }
 
 export interface ChainScanner {
@@ -100,7 +114,8 @@ export interface ChainScanner {
   /** The first block worth scanning when neither the config nor the database knows it. */
   discoverStartBlock(head: number): Promise<number>;
   /**
-   * Scans [from, to] in order, yielding contiguous batches that cover the range exactly. The
+   * Scans [from, to], yielding batches whose advancing ones (advance !== false) are contiguous
+   * and cover the range exactly, in order; non-advancing batches may come between them. The
    * scanner chooses the batch sizes (adaptive ranges) and owns retries; an error it gives up on
    * is thrown out of the iterator.
    */

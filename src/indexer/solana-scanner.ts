@@ -1,18 +1,34 @@
 /**
  * The Solana scanner (@solana/kit): slots play the role of blocks.
- *  - scan(from, to) pages `getSignaturesForAddress(programId)` backwards from the newest
- *    finalized signature down to slot `from` (signatures above `to` — inside the confirmation
- *    margin — are left for the next pass), then emits the collected transactions OLDEST FIRST in
- *    contiguous slot-bounded batches, so every batch's checkpoint (its `to` slot) only ever names a
- *    slot whose transactions are all in that batch or an earlier one;
- *  - each transaction is fetched with `getTransaction` (a bounded number in flight), failed ones
- *    (meta.err) are skipped, and this program's own `Program data:` events are decoded
- *    (solana-events.ts); an event that does not decode is skipped with an escaped warning;
- *  - retries with exponential backoff and jitter on 429, 5xx, network and server-side JSON-RPC
- *    errors (bounded attempts), after which the chain fails for this pass.
- * Event identity: tx hash = the signature (base58), log index = the event's stable position among
- * the program's data lines of the transaction (solanaLogIndex), block number = the slot, block
- * time = the transaction's blockTime (null when the node has none).
+ *
+ * Backfill (scan(from, to)) is a bounded WALK over `getSignaturesForAddress(programId)`, newest to
+ * oldest, one page (pageLimit signatures) at a time: each page's complete slots are fetched
+ * (`getTransaction`, a bounded and adaptive number in flight), decoded and handed over as one
+ * batch together with the walk's cursor (table solana_scan_cursor: the oldest signature written),
+ * so the pass commits them in one transaction. Such batches do not move the chain's checkpoint;
+ * the last one (the walk reached `from`, or the start of the program's history) moves it to `to`
+ * and deletes the cursor. Memory holds one page, never the history; a crash resumes the walk
+ * below the cursor's signature; a first pass lists the history once (no start-block discovery).
+ *
+ * Order inside a slot: `getSignaturesForAddress` lists a slot's transactions in block order
+ * (newest first). A page's trailing slot may continue on the next page, so it is held back until
+ * the slot is complete; then every transaction gets its index among the program's transactions of
+ * the slot (oldest first, failed ones counted), and every event the position
+ * (slot, tx index, event index) packed by solanaLogIndex.
+ *
+ * Faults that heal:
+ *  - every call has a timeout (timeoutMs, AbortSignal) and is retried with exponential backoff and
+ *    jitter on timeouts, 5xx, network and server-side JSON-RPC errors (maxAttempts);
+ *  - HTTP 429: Retry-After is honoured (all calls pause), the number of calls in flight halves
+ *    (AIMD: it grows back by one after a window of successes), and 429s do not use up maxAttempts
+ *    (maxRateLimitedAttempts bounds them): a pass over a limited endpoint slows down;
+ *  - `getTransaction` → null for a listed signature (nullAttempts times): recorded as a gap
+ *    (scan_gaps, with its position), the checkpoint moves on, later passes retry the gaps first;
+ *  - "Log truncated": the events before the cut are kept and the transaction is recorded in
+ *    incomplete_transactions.
+ * Failed transactions (err) are skipped; an event that does not decode is skipped with an escaped
+ * warning. Event identity: tx hash = the signature (base58), block number = the slot, block time =
+ * the transaction's blockTime (null when the node has none).
  */
 import {
   address,
@@ -22,27 +38,42 @@ import {
   type Address,
   type Rpc,
   type RpcTransport,
-  type Signature,
   type SolanaRpcApi,
 } from '@solana/kit';
 import type { ChainConfig } from '../chains.js';
+import type { Queryable } from '../db/database.js';
 import { defaultIndexLogger, describeError, type ScannerLogger } from './evm-scanner.js';
 import { recordRpcError } from '../metrics.js';
 import { sanitizeText, type ChainScanner, type IndexEvent, type ScanBatch } from './scanner.js';
-import { decodeEvent, extractProgramData, solanaLogIndex, toIndexEvents } from './solana-events.js';
+import {
+  decodeEvent,
+  extractProgramData,
+  SOLANA_MAX_EVENTS_PER_TX,
+  SOLANA_MAX_TX_INDEX,
+  solanaLogIndex,
+  toIndexEvents,
+} from './solana-events.js';
 
 export interface SolanaScanOptions {
-  /** Signatures per getSignaturesForAddress page (the RPC maximum is 1000). */
+  /** Signatures per getSignaturesForAddress page (the RPC maximum is 1000): one committed batch. */
   pageLimit: number;
-  /** A batch is closed at the first slot boundary after this many transactions. */
-  batchTransactions: number;
-  /** getTransaction requests in flight. */
+  /** Most requests in flight (SOLANA_RPC_CONCURRENCY); a rate-limited endpoint lowers it for a while. */
   txConcurrency: number;
-  /** Attempts per request on retryable errors. */
+  /** Timeout of every RPC call (SOLANA_RPC_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Attempts per request on retryable errors (timeouts, 5xx, network); 429s are not counted here. */
   maxAttempts: number;
+  /** Answers 429 a request may get before the pass gives up on it. */
+  maxRateLimitedAttempts: number;
+  /** Longest Retry-After honoured (longer ones are capped). */
+  maxRetryAfterMs: number;
   /** First backoff delay; doubles per attempt, with full jitter, capped at maxDelayMs. */
   baseDelayMs: number;
   maxDelayMs: number;
+  /** getTransaction answers of null for a listed signature before it is recorded as a gap. */
+  nullAttempts: number;
+  /** Gaps retried at the start of each pass (oldest first). */
+  gapRetryLimit: number;
   /**
    * Genesis hash verify() expects; default: mainnet-beta's for the network `solana`, none (any
    * cluster) for other network names. null: do not check.
@@ -52,11 +83,15 @@ export interface SolanaScanOptions {
 
 export const DEFAULT_SOLANA_SCAN_OPTIONS: SolanaScanOptions = {
   pageLimit: 1000,
-  batchTransactions: 500,
   txConcurrency: 8,
+  timeoutMs: 30_000,
   maxAttempts: 5,
+  maxRateLimitedAttempts: 40,
+  maxRetryAfterMs: 60_000,
   baseDelayMs: 250,
   maxDelayMs: 10_000,
+  nullAttempts: 3,
+  gapRetryLimit: 200,
 };
 
 export const SOLANA_MAINNET_GENESIS = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
@@ -68,42 +103,176 @@ export interface SolanaScanStats {
   transactions: number;
   failedTransactions: number;
   skippedEvents: number;
+  /** Answers 429 received. */
+  rateLimited: number;
+  timeouts: number;
+  /** Lowest in-flight limit the AIMD control reached (txConcurrency when never limited). */
+  minConcurrency: number;
+  /** Signatures recorded as gaps this pass, and gaps healed this pass. */
+  gaps: number;
+  gapsHealed: number;
+  /** Transactions recorded as incomplete this pass. */
+  incomplete: number;
+  /** Most signatures held in memory at once (one page plus a held-back slot). */
+  peakSignatures: number;
 }
 
-/** Injection points (tests): a ready RPC, or a transport for createSolanaRpcFromTransport. */
+/** Injection points: a ready RPC or a transport (tests), and the database for the walk's state. */
 export interface SolanaRpcSource {
   rpc?: Rpc<SolanaRpcApi>;
   transport?: RpcTransport;
+}
+
+export interface SolanaScannerDeps extends SolanaRpcSource {
+  /** Where the cursor, gaps and incomplete transactions are read (without it: no resume, no gap retries). */
+  db?: Queryable;
 }
 
 // ------------------------------------------------------------------ error classification
 
 const FATAL_JSONRPC = new Set([-32600, -32601, -32602, -32700, -32015]);
 const FATAL_TEXT_RE = /invalid param|method not found|unsupported transaction version/;
+const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
 
-/** 'transient' (retry) or 'fatal' (give up now). */
-export function classifySolanaError(err: unknown): 'transient' | 'fatal' {
+export type SolanaErrorClass = 'rate_limited' | 'timeout' | 'transient' | 'fatal';
+
+/** 'rate_limited' (429), 'timeout', 'transient' (retry) or 'fatal' (give up now). */
+export function classifySolanaError(err: unknown): SolanaErrorClass {
   let e: unknown = err;
   for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as { context?: Record<string, unknown>; status?: unknown; message?: unknown; cause?: unknown };
-    const status = typeof o.context?.statusCode === 'number' ? o.context.statusCode : typeof o.status === 'number' ? o.status : null;
+    const o = e as {
+      context?: Record<string, unknown>;
+      status?: unknown;
+      message?: unknown;
+      cause?: unknown;
+      name?: unknown;
+    };
+    if (e instanceof SolanaRpcTimeout || o.name === 'TimeoutError') return 'timeout';
+    const status =
+      typeof o.context?.statusCode === 'number'
+        ? o.context.statusCode
+        : typeof o.status === 'number'
+          ? o.status
+          : null;
     if (status !== null) {
-      if (status === 429 || status === 408 || status >= 500) return 'transient';
+      if (status === 429) return 'rate_limited';
+      if (status === 408 || status === 504) return 'timeout';
+      if (status >= 500) return 'transient';
       if (status >= 400) return 'fatal';
     }
     const code = typeof o.context?.__code === 'number' ? o.context.__code : null;
     if (code !== null && FATAL_JSONRPC.has(code)) return 'fatal';
-    if (typeof o.message === 'string' && FATAL_TEXT_RE.test(o.message.toLowerCase())) return 'fatal';
+    if (typeof o.message === 'string') {
+      const m = o.message.toLowerCase();
+      if (FATAL_TEXT_RE.test(m)) return 'fatal';
+      if (TIMEOUT_RE.test(m)) return 'timeout';
+    }
     e = o.cause;
   }
   return 'transient';
 }
 
+/** The Retry-After of a 429 (seconds or an HTTP date) in milliseconds; null when absent. */
+export function retryAfterMs(err: unknown, now = Date.now()): number | null {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    const o = e as { context?: { headers?: unknown }; headers?: unknown; cause?: unknown };
+    const h = o.context?.headers ?? o.headers;
+    let raw: string | null = null;
+    if (h && typeof (h as Headers).get === 'function') raw = (h as Headers).get('retry-after');
+    else if (h && typeof h === 'object') {
+      const v =
+        (h as Record<string, unknown>)['retry-after'] ?? (h as Record<string, unknown>)['Retry-After'];
+      if (typeof v === 'string') raw = v;
+    }
+    if (raw !== null) {
+      const t = raw.trim();
+      if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+      const at = Date.parse(t);
+      if (!Number.isNaN(at)) return Math.max(0, at - now);
+      return null;
+    }
+    e = o.cause;
+  }
+  return null;
+}
+
+/** A call that did not answer within the timeout. */
+export class SolanaRpcTimeout extends Error {
+  override name = 'SolanaRpcTimeout';
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer within ${ms} ms (timed out)`);
+  }
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Calls in flight: at most `limit` (1..max); halved on a 429 (with a pause of Retry-After for
+ * every caller), grown by one after `limit` successes in a row (AIMD).
+ */
+class Limiter {
+  inFlight = 0;
+  limit: number;
+  minLimit: number;
+  private pausedUntil = 0;
+  private streak = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(private readonly max: number) {
+    this.limit = Math.max(1, max);
+    this.minLimit = this.limit;
+  }
+
+  async acquire(): Promise<void> {
+    for (;;) {
+      const wait = this.pausedUntil - Date.now();
+      if (wait > 0) {
+        await sleep(wait);
+        continue;
+      }
+      if (this.inFlight < this.limit) {
+        this.inFlight++;
+        return;
+      }
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  release(): void {
+    this.inFlight--;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const wake of w) wake();
+  }
+
+  succeeded(): void {
+    if (this.limit >= this.max) return;
+    if (++this.streak >= this.limit) {
+      this.streak = 0;
+      this.limit++;
+    }
+  }
+
+  limited(pauseMs: number): void {
+    this.limit = Math.max(1, Math.floor(this.limit / 2));
+    this.minLimit = Math.min(this.minLimit, this.limit);
+    this.streak = 0;
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pauseMs);
+  }
+}
 
 interface SigInfo {
   signature: string;
   slot: number;
+  failed: boolean;
+}
+
+/** A signature with its position: the transaction's index among the program's ones of its slot. */
+interface PositionedSig {
+  signature: string;
+  slot: number;
+  txIndex: number;
 }
 
 /** getTransaction's answer, reduced to what the scanner reads. */
@@ -113,23 +282,53 @@ interface TxView {
   meta: { err: unknown; logMessages?: readonly string[] | null } | null;
 }
 
+interface Gap {
+  signature: string;
+  slot: number;
+  txIndex: number;
+}
+
+interface Incomplete {
+  signature: string;
+  slot: number;
+  reason: string;
+  eventsKept: number;
+}
+
+/** What one page of transactions gave: events, and the state to write with them. */
+interface Fetched {
+  events: IndexEvent[];
+  gaps: Gap[];
+  healed: string[];
+  incomplete: Incomplete[];
+}
+
 // ------------------------------------------------------------------ the scanner
 
 export function createSolanaScanner(
   chain: ChainConfig,
   opts: Partial<SolanaScanOptions> = {},
   log: ScannerLogger = defaultIndexLogger(),
-  source: SolanaRpcSource = {},
+  deps: SolanaScannerDeps = {},
 ): ChainScanner & { solanaStats: SolanaScanStats } {
-  const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS, ...opts };
+  const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS };
+  for (const [k, v] of Object.entries(opts))
+    if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
   if (!chain.programId) throw new Error(`chain "${chain.network}" has no programId`);
   const program: Address = address(chain.programId);
   const programId = chain.programId;
   const network = chain.network;
+  const db = deps.db ?? null;
   const rpc: Rpc<SolanaRpcApi> =
-    source.rpc ?? (source.transport ? createSolanaRpcFromTransport(source.transport) : createSolanaRpc(chain.rpcUrl));
+    deps.rpc ??
+    (deps.transport ? createSolanaRpcFromTransport(deps.transport) : createSolanaRpc(chain.rpcUrl));
   const expectedGenesis =
-    o.expectedGenesisHash !== undefined ? o.expectedGenesisHash : network === 'solana' ? SOLANA_MAINNET_GENESIS : null;
+    o.expectedGenesisHash !== undefined
+      ? o.expectedGenesisHash
+      : network === 'solana'
+        ? SOLANA_MAINNET_GENESIS
+        : null;
+  const limiter = new Limiter(o.txConcurrency);
   const stats: SolanaScanStats = {
     requests: 0,
     retries: 0,
@@ -137,6 +336,13 @@ export function createSolanaScanner(
     transactions: 0,
     failedTransactions: 0,
     skippedEvents: 0,
+    rateLimited: 0,
+    timeouts: 0,
+    minConcurrency: limiter.limit,
+    gaps: 0,
+    gapsHealed: 0,
+    incomplete: 0,
+    peakSignatures: 0,
   };
 
   function backoff(attempt: number): number {
@@ -144,76 +350,105 @@ export function createSolanaScanner(
     return Math.floor(cap / 2 + Math.random() * (cap / 2));
   }
 
-  async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      stats.requests++;
-      try {
-        return await fn();
-      } catch (err) {
-        const kind = classifySolanaError(err);
-        recordRpcError(network, kind);
-        if (kind === 'fatal' || attempt >= o.maxAttempts) throw err;
-        stats.retries++;
-        const delay = backoff(attempt);
-        log.debug?.(
-          `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
-          { chain: network, call: what, attempt, delay_ms: delay, kind },
-        );
-        await sleep(delay);
-      }
-    }
-  }
-
-  /**
-   * Signatures of successful program transactions with from <= slot <= to, newest first (the
-   * RPC's order). Pages backwards from the newest finalized signature; `from` = -1: to the end.
-   */
-  async function signatures(from: number, to: number): Promise<SigInfo[]> {
-    const out: SigInfo[] = [];
-    let before: Signature | undefined;
-    for (;;) {
-      const page = await call('getSignaturesForAddress', () =>
-        rpc
-          .getSignaturesForAddress(program, {
-            commitment: 'finalized',
-            limit: o.pageLimit,
-            ...(before ? { before } : {}),
-          })
-          .send(),
-      );
-      stats.signaturePages++;
-      let reachedFrom = false;
-      for (const s of page) {
-        const slot = Number(s.slot);
-        if (slot > to) continue;
-        if (slot < from) {
-          reachedFrom = true;
-          break;
-        }
-        if (s.err !== null && s.err !== undefined) {
-          stats.failedTransactions++;
-          continue;
-        }
-        out.push({ signature: s.signature, slot });
-      }
-      if (reachedFrom || page.length < o.pageLimit || page.length === 0) return out;
-      before = page[page.length - 1]!.signature;
-    }
-  }
-
-  async function fetchTx(sig: string): Promise<TxView> {
-    return call(`getTransaction ${sig.slice(0, 16)}…`, async () => {
-      const tx = await rpc
-        .getTransaction(toSignature(sig), {
-          commitment: 'finalized',
-          encoding: 'json',
-          maxSupportedTransactionVersion: 0,
-        })
-        .send();
-      // A finalized signature the node cannot serve (yet): retry, never skip (it would be lost).
-      if (!tx) throw new Error(`transaction ${sig} not available`);
-      return tx as unknown as TxView;
+  /** One call with its timeout: the signal aborts the request, the race covers transports that ignore it. */
+  async function timed<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ac = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const e = new SolanaRpcTimeout(what, o.timeoutMs);
+        ac.abort(e);
+        reject(e);
+      }, o.timeoutMs);
     });
+    try {
+      return await Promise.race([fn(ac.signal), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One RPC call under the limiter, the timeout and the retry policy. */
+  async function call<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let attempt = 0;
+    let limitedCount = 0;
+    for (;;) {
+      await limiter.acquire();
+      stats.requests++;
+      let err: unknown;
+      try {
+        const v = await timed(what, fn);
+        limiter.succeeded();
+        return v;
+      } catch (e) {
+        err = e;
+      } finally {
+        limiter.release();
+      }
+      const kind = classifySolanaError(err);
+      recordRpcError(network, kind);
+      if (kind === 'fatal') throw err;
+      if (kind === 'rate_limited') {
+        stats.rateLimited++;
+        if (++limitedCount >= o.maxRateLimitedAttempts) throw err;
+        const hinted = retryAfterMs(err);
+        const pause = Math.min(o.maxRetryAfterMs, hinted ?? backoff(Math.min(limitedCount, 10)));
+        limiter.limited(pause);
+        stats.minConcurrency = Math.min(stats.minConcurrency, limiter.minLimit);
+        stats.retries++;
+        log.debug?.(
+          `[index] ${network}: ${what}: rate limited (429); pausing ${pause} ms${hinted !== null ? ' (Retry-After)' : ''}, ` +
+            `${limiter.limit} in flight from now`,
+          { chain: network, call: what, pause_ms: pause, in_flight_limit: limiter.limit, kind },
+        );
+        continue; // acquire() waits out the pause
+      }
+      if (kind === 'timeout') stats.timeouts++;
+      if (++attempt >= o.maxAttempts) throw err;
+      stats.retries++;
+      const delay = backoff(attempt);
+      log.debug?.(
+        `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
+        { chain: network, call: what, attempt, delay_ms: delay, kind },
+      );
+      await sleep(delay);
+    }
+  }
+
+  async function signaturePage(before: string | undefined): Promise<SigInfo[]> {
+    const page = await call('getSignaturesForAddress', (abortSignal) =>
+      rpc
+        .getSignaturesForAddress(program, {
+          commitment: 'finalized',
+          limit: o.pageLimit,
+          ...(before ? { before: toSignature(before) } : {}),
+        })
+        .send({ abortSignal }),
+    );
+    stats.signaturePages++;
+    return page.map((s) => ({
+      signature: s.signature as string,
+      slot: Number(s.slot),
+      failed: s.err !== null && s.err !== undefined,
+    }));
+  }
+
+  /** The transaction, or null when the node does not serve it after `tries` answers of null. */
+  async function fetchTx(sig: string, tries: number): Promise<TxView | null> {
+    for (let attempt = 1; ; attempt++) {
+      const tx = await call(`getTransaction ${sig.slice(0, 16)}…`, (abortSignal) =>
+        rpc
+          .getTransaction(toSignature(sig), {
+            commitment: 'finalized',
+            encoding: 'json',
+            maxSupportedTransactionVersion: 0,
+          })
+          .send({ abortSignal }),
+      );
+      if (tx) return tx as unknown as TxView;
+      if (attempt >= tries) return null;
+      await sleep(backoff(attempt));
+    }
   }
 
   function warnSkip(sig: string, slot: number, index: number, why: string): void {
@@ -228,58 +463,268 @@ export function createSolanaScanner(
     );
   }
 
-  function decodeTx(sig: string, fallbackSlot: number, tx: TxView): IndexEvent[] {
+  /** Events of one transaction, and why it is incomplete (null: complete). */
+  function decodeTx(p: PositionedSig, tx: TxView): { events: IndexEvent[]; incomplete: string | null } {
     stats.transactions++;
     if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) {
       if (tx.meta) stats.failedTransactions++;
-      return [];
+      return { events: [], incomplete: null };
     }
-    const slot = Number(tx.slot ?? fallbackSlot);
-    const blockTime = tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
+    const slot = Number(tx.slot ?? p.slot);
+    const blockTime =
+      tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
     const logs = tx.meta.logMessages;
-    if (!logs) {
-      warnSkip(sig, slot, -1, 'transaction has no log messages');
-      return [];
-    }
+    if (!logs) return { events: [], incomplete: 'the node returned no log messages' };
     const { items, truncated } = extractProgramData(logs, programId);
-    if (truncated) warnSkip(sig, slot, items.length, 'logs truncated by the node: later events are missing');
+    let incomplete: string | null = truncated
+      ? 'logs truncated by the node ("Log truncated"): later events are missing'
+      : null;
     const events: IndexEvent[] = [];
     for (const item of items) {
+      if (item.index >= SOLANA_MAX_EVENTS_PER_TX) {
+        incomplete = `more than ${SOLANA_MAX_EVENTS_PER_TX} events in one transaction`;
+        break;
+      }
       if (!item.data) {
-        warnSkip(sig, slot, item.index, 'malformed base64 in Program data');
+        warnSkip(p.signature, slot, item.index, 'malformed base64 in Program data');
         continue;
       }
       const d = decodeEvent(item.data);
       if (!d.ok) {
-        if (!d.ignored) warnSkip(sig, slot, item.index, d.reason);
+        if (!d.ignored) warnSkip(p.signature, slot, item.index, d.reason);
         continue;
       }
       events.push(
         ...toIndexEvents(d.event, {
           network,
-          txHash: sig,
-          logIndex: solanaLogIndex(item.index),
+          txHash: p.signature,
+          logIndex: solanaLogIndex(p.txIndex, item.index),
           blockNumber: slot,
           blockTime,
         }),
       );
     }
-    return events;
+    return { events, incomplete };
   }
 
-  /** Fetches and decodes the transactions (in the given order) with bounded concurrency. */
-  async function eventsOf(sigs: SigInfo[]): Promise<IndexEvent[]> {
-    const results: IndexEvent[][] = new Array(sigs.length);
+  /** Fetches and decodes positioned transactions, in order, with the limiter bounding the calls. */
+  async function fetchAll(sigs: readonly PositionedSig[], tries: number): Promise<Fetched> {
+    const results: ({ events: IndexEvent[]; incomplete: string | null } | null)[] = new Array(sigs.length);
     let next = 0;
     const worker = async () => {
       while (next < sigs.length) {
         const i = next++;
         const s = sigs[i]!;
-        results[i] = decodeTx(s.signature, s.slot, await fetchTx(s.signature));
+        const tx = await fetchTx(s.signature, tries);
+        results[i] = tx ? decodeTx(s, tx) : null;
       }
     };
     await Promise.all(Array.from({ length: Math.min(Math.max(1, o.txConcurrency), sigs.length) }, worker));
-    return results.flat();
+    const out: Fetched = { events: [], gaps: [], healed: [], incomplete: [] };
+    for (const [i, r] of results.entries()) {
+      const s = sigs[i]!;
+      if (!r) {
+        out.gaps.push({ signature: s.signature, slot: s.slot, txIndex: s.txIndex });
+        continue;
+      }
+      out.healed.push(s.signature);
+      for (const e of r.events) out.events.push(e);
+      if (r.incomplete) {
+        stats.incomplete++;
+        out.incomplete.push({
+          signature: s.signature,
+          slot: s.slot,
+          reason: r.incomplete,
+          eventsKept: r.events.length,
+        });
+        log.warn(
+          `[index] ${network}: transaction ${s.signature} (slot ${s.slot}) is incomplete: ${r.incomplete}; ` +
+            `${r.events.length} events kept, recorded in incomplete_transactions`,
+          {
+            chain: network,
+            tx: s.signature,
+            slot: s.slot,
+            reason: r.incomplete,
+            events_kept: r.events.length,
+          },
+        );
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Positions of complete slots listed newest first: each transaction's index among the program's
+   * transactions of its slot, oldest first (failed ones count; they are left out of the result).
+   */
+  function position(sigs: readonly SigInfo[]): PositionedSig[] {
+    const out: PositionedSig[] = [];
+    let i = 0;
+    while (i < sigs.length) {
+      let j = i;
+      while (j < sigs.length && sigs[j]!.slot === sigs[i]!.slot) j++;
+      const n = j - i;
+      for (let k = i; k < j; k++) {
+        const s = sigs[k]!;
+        if (s.failed) {
+          stats.failedTransactions++;
+          continue;
+        }
+        const txIndex = n - 1 - (k - i);
+        if (txIndex > SOLANA_MAX_TX_INDEX)
+          throw new Error(`slot ${s.slot} has more than ${SOLANA_MAX_TX_INDEX + 1} program transactions`);
+        out.push({ signature: s.signature, slot: s.slot, txIndex });
+      }
+      i = j;
+    }
+    return out;
+  }
+
+  /** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
+  async function persistFetched(tx: Queryable, f: Fetched): Promise<void> {
+    if (f.gaps.length) {
+      await tx.query(
+        `INSERT INTO scan_gaps (network, tx_hash, block_number, tx_index)
+         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])
+         ON CONFLICT (network, tx_hash) DO UPDATE SET attempts = scan_gaps.attempts + 1, last_attempt_at = now()`,
+        [network, f.gaps.map((g) => g.signature), f.gaps.map((g) => g.slot), f.gaps.map((g) => g.txIndex)],
+      );
+    }
+    if (f.healed.length && db) {
+      await tx.query(`DELETE FROM scan_gaps WHERE network = $1 AND tx_hash = ANY($2::text[])`, [
+        network,
+        f.healed,
+      ]);
+    }
+    if (f.incomplete.length) {
+      await tx.query(
+        `INSERT INTO incomplete_transactions (network, tx_hash, block_number, reason, events_kept)
+         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::int[])
+         ON CONFLICT (network, tx_hash) DO NOTHING`,
+        [
+          network,
+          f.incomplete.map((x) => x.signature),
+          f.incomplete.map((x) => x.slot),
+          f.incomplete.map((x) => x.reason),
+          f.incomplete.map((x) => x.eventsKept),
+        ],
+      );
+    }
+  }
+
+  /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
+  async function* retryGaps(): AsyncGenerator<ScanBatch> {
+    if (!db || o.gapRetryLimit <= 0) return;
+    const rows = await db.query<{ tx_hash: string; block_number: number | string; tx_index: number }>(
+      `SELECT tx_hash, block_number, tx_index FROM scan_gaps WHERE network = $1
+        ORDER BY block_number, tx_index LIMIT $2`,
+      [network, o.gapRetryLimit],
+    );
+    if (rows.length === 0) return;
+    const sigs = rows.map((r) => ({
+      signature: r.tx_hash,
+      slot: Number(r.block_number),
+      txIndex: Number(r.tx_index),
+    }));
+    const f = await fetchAll(sigs, 1);
+    stats.gapsHealed += f.healed.length;
+    if (f.healed.length)
+      log.info(`[index] ${network}: ${f.healed.length} of ${sigs.length} gaps served now and indexed`, {
+        chain: network,
+        healed: f.healed.length,
+        tried: sigs.length,
+      });
+    yield {
+      from: sigs[0]!.slot,
+      to: sigs[sigs.length - 1]!.slot,
+      events: f.events,
+      advance: false,
+      persist: (tx) => persistFetched(tx, f),
+    };
+  }
+
+  /**
+   * The walk over [from, to], newest to oldest, starting below `before` (undefined: at the newest
+   * signature). Yields one non-advancing batch per page of complete slots and, last, the batch
+   * that moves the checkpoint to `to` and ends the walk.
+   */
+  async function* walk(from: number, to: number, before: string | undefined): AsyncGenerator<ScanBatch> {
+    let cursor = before;
+    // Signatures of the lowest slot seen so far, which may continue on the next page (newest first).
+    let held: SigInfo[] = [];
+    for (;;) {
+      const page = await signaturePage(cursor);
+      const ended = page.length < o.pageLimit;
+      let reachedFrom = false;
+      const fresh: SigInfo[] = held;
+      for (const s of page) {
+        if (s.slot > to) continue;
+        if (s.slot < from) {
+          reachedFrom = true;
+          break;
+        }
+        fresh.push(s);
+      }
+      if (page.length) cursor = page[page.length - 1]!.signature;
+      stats.peakSignatures = Math.max(stats.peakSignatures, fresh.length);
+      const done = ended || reachedFrom;
+      let ready: SigInfo[];
+      if (done) {
+        ready = fresh;
+        held = [];
+      } else {
+        const lowest = fresh.length ? fresh[fresh.length - 1]!.slot : null;
+        const cut = lowest === null ? 0 : fresh.findIndex((s) => s.slot === lowest);
+        ready = fresh.slice(0, cut);
+        held = fresh.slice(cut);
+      }
+      if (!done && ready.length === 0) continue;
+      const f = await fetchAll(position(ready), o.nullAttempts);
+      stats.gaps += f.gaps.length;
+      for (const g of f.gaps)
+        log.warn(
+          `[index] ${network}: the node did not serve transaction ${g.signature} (slot ${g.slot}); recorded as a gap, retried on later passes`,
+          { chain: network, tx: g.signature, slot: g.slot },
+        );
+      const oldest = ready.length ? ready[ready.length - 1]! : null;
+      const oldestOfHistory = done && ended && !reachedFrom && oldest ? oldest.slot : null;
+      if (done) {
+        yield {
+          from,
+          to,
+          events: f.events,
+          persist: async (tx) => {
+            await persistFetched(tx, f);
+            if (db) await tx.query('DELETE FROM solana_scan_cursor WHERE network = $1', [network]);
+            // The walk reached the start of the program's history: its oldest slot is the start block.
+            if (oldestOfHistory !== null)
+              await tx.query(
+                `UPDATE chains SET start_block = $2 WHERE network = $1 AND (start_block IS NULL OR start_block < $2)`,
+                [network, oldestOfHistory],
+              );
+          },
+        };
+        return;
+      }
+      const low = oldest!;
+      yield {
+        from: low.slot,
+        to,
+        events: f.events,
+        advance: false,
+        persist: async (tx) => {
+          await persistFetched(tx, f);
+          if (db)
+            await tx.query(
+              `INSERT INTO solana_scan_cursor (network, from_slot, to_slot, before_signature, low_slot, updated_at)
+               VALUES ($1, $2, $3, $4, $5, now())
+               ON CONFLICT (network) DO UPDATE SET from_slot = EXCLUDED.from_slot, to_slot = EXCLUDED.to_slot,
+                 before_signature = EXCLUDED.before_signature, low_slot = EXCLUDED.low_slot, updated_at = now()`,
+              [network, from, to, low.signature, low.slot],
+            );
+        },
+      };
+    }
   }
 
   return {
@@ -287,7 +732,9 @@ export function createSolanaScanner(
     solanaStats: stats,
 
     async verify() {
-      const genesis = await call('getGenesisHash', () => rpc.getGenesisHash().send());
+      const genesis = await call('getGenesisHash', (abortSignal) =>
+        rpc.getGenesisHash().send({ abortSignal }),
+      );
       if (expectedGenesis && genesis !== expectedGenesis)
         throw new Error(
           `${network}: the RPC endpoint serves genesis ${sanitizeText(String(genesis)).slice(0, 64)}, expected ${expectedGenesis} (wrong cluster?)`,
@@ -295,48 +742,49 @@ export function createSolanaScanner(
     },
 
     async head() {
-      return Number(await call('getSlot', () => rpc.getSlot({ commitment: 'finalized' }).send()));
+      return Number(
+        await call('getSlot', (abortSignal) =>
+          rpc.getSlot({ commitment: 'finalized' }).send({ abortSignal }),
+        ),
+      );
     },
 
-    async discoverStartBlock(head: number) {
-      // The program's oldest signature (failed ones count: the program existed).
-      let before: Signature | undefined;
-      let oldest: number | null = null;
-      for (;;) {
-        const page = await call('getSignaturesForAddress', () =>
-          rpc
-            .getSignaturesForAddress(program, {
-              commitment: 'finalized',
-              limit: o.pageLimit,
-              ...(before ? { before } : {}),
-            })
-            .send(),
-        );
-        stats.signaturePages++;
-        if (page.length) oldest = Number(page[page.length - 1]!.slot);
-        if (page.length < o.pageLimit) break;
-        before = page[page.length - 1]!.signature;
-      }
-      return oldest ?? head;
+    /**
+     * No listing here: the walk of the first pass goes down to the program's oldest signature
+     * itself (and records it as the start block), so the history is listed once.
+     */
+    async discoverStartBlock() {
+      return 0;
     },
 
     async *scan(from: number, to: number): AsyncIterable<ScanBatch> {
       if (from > to) return;
-      const sigs = (await signatures(from, to)).reverse(); // oldest first
-      let batchFrom = from;
-      let i = 0;
-      while (i < sigs.length) {
-        let j = Math.min(i + o.batchTransactions, sigs.length);
-        // close the batch at a slot boundary: a slot's transactions never straddle two batches
-        while (j < sigs.length && sigs[j]!.slot === sigs[j - 1]!.slot) j++;
-        const part = sigs.slice(i, j);
-        const events = await eventsOf(part);
-        const batchTo = j >= sigs.length ? to : part[part.length - 1]!.slot;
-        yield { from: batchFrom, to: batchTo, events };
-        batchFrom = batchTo + 1;
-        i = j;
+      yield* retryGaps();
+      let start = from;
+      if (db) {
+        const [c] = await db.query<{
+          from_slot: number | string;
+          to_slot: number | string;
+          before_signature: string;
+          low_slot: number | string;
+        }>(
+          'SELECT from_slot, to_slot, before_signature, low_slot FROM solana_scan_cursor WHERE network = $1',
+          [network],
+        );
+        if (c && Number(c.from_slot) === from && Number(c.to_slot) <= to) {
+          // An interrupted walk over [from, c.to_slot]: finish it below its cursor, then walk the rest.
+          const resumeTo = Number(c.to_slot);
+          log.info(
+            `[index] ${network}: resuming the walk over slots ${from}..${resumeTo} below slot ${Number(c.low_slot)}`,
+            { chain: network, from, to: resumeTo, low_slot: Number(c.low_slot) },
+          );
+          yield* walk(from, resumeTo, c.before_signature);
+          start = resumeTo + 1;
+        } else if (c) {
+          await db.query('DELETE FROM solana_scan_cursor WHERE network = $1', [network]);
+        }
       }
-      if (batchFrom <= to) yield { from: batchFrom, to, events: [] };
+      if (start <= to) yield* walk(start, to, undefined);
     },
   };
 }

@@ -12,14 +12,24 @@ export interface ChainScanRow {
   last_success_at: Date | null;
   last_error: string | null;
   last_error_at: Date | null;
+  /** Transactions the node listed but did not serve (retried on later passes). */
+  gaps: number;
+  /** Transactions whose events are known to be incomplete (logs truncated by the node). */
+  incomplete_transactions: number;
 }
 
 export async function chainScanRows(db: Queryable, networks: readonly string[]): Promise<ChainScanRow[]> {
   const rows = await db.query<ChainScanRow & Record<string, unknown>>(
     `SELECT network, kind, chain_id, enabled, last_scanned_block, head_at_last_sync, backfill_complete,
-            last_success_at, last_error, last_error_at
-       FROM chains`,
+            last_success_at, last_error, last_error_at,
+            (SELECT count(*) FROM scan_gaps g WHERE g.network = c.network)::int AS gaps,
+            (SELECT count(*) FROM incomplete_transactions i WHERE i.network = c.network)::int AS incomplete_transactions
+       FROM chains c`,
   );
+  for (const r of rows) {
+    r.gaps = Number(r.gaps);
+    r.incomplete_transactions = Number(r.incomplete_transactions);
+  }
   const byNet = new Map(rows.map((r) => [r.network, r]));
   // Configuration order, so the answer is stable.
   return networks.map((n) => byNet.get(n)).filter((r): r is ChainScanRow & Record<string, unknown> => !!r);

@@ -26,6 +26,12 @@ export const ChainScanSchema = z
     last_success_at: z.string().nullable(),
     stale_hours: z.number().nullable(),
     last_error: z.string().nullable(),
+    gaps: z.number().int().openapi({
+      description: 'Transactions the chain listed but its node did not serve; retried on later passes (0 on EVM chains)',
+    }),
+    incomplete_transactions: z.number().int().openapi({
+      description: 'Transactions whose events are known to be incomplete (the node truncated their logs; 0 on EVM chains)',
+    }),
   })
   .openapi('ChainScanState');
 
@@ -114,6 +120,8 @@ export function registerHealth(app: App, ctx: AppContext): void {
           last_success_at: r.last_success_at ? r.last_success_at.toISOString() : null,
           stale_hours: staleHours(r.last_success_at, now),
           last_error: r.last_error,
+          gaps: r.gaps,
+          incomplete_transactions: r.incomplete_transactions,
         })),
         indexer_period_seconds: ctx.config.indexerPeriodSeconds,
         policy_version: POLICY_VERSION,
