@@ -129,6 +129,9 @@ async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }
 async function serveCommand(config: Config): Promise<void> {
   const { ListenError, listenHttp, startMetricsServer } = await import('./server.js');
   const { InProcessRateLimitStore } = await import('./doors/http/rate-limit.js');
+  // Loaded before "listening" is logged: from then on, a SIGTERM finds its handler installed.
+  const { startIndexScheduler } = await import('./indexer/scheduler.js');
+  const { startReconcileScheduler } = await import('./payments/reconcile.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -168,9 +171,7 @@ async function serveCommand(config: Config): Promise<void> {
     metrics = await startMetricsServer({ host: config.metricsHost ?? config.host, port: config.metricsPort, db });
     log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
   }
-  const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const scheduler = startIndexScheduler({ db, config });
-  const { startReconcileScheduler } = await import('./payments/reconcile.js');
   const reconciler = startReconcileScheduler({ db, config });
   let stopping = false;
   const stop = async (signal: string) => {
