@@ -5,12 +5,12 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { DataDirLockedError, openDatabase, type Database } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { InProcessRateLimitStore, type RateLimitStore } from './doors/http/rate-limit.js';
-import { registerChains } from './indexer/chain-state.js';
+// The database, the HTTP server and the indexer are imported by the commands that use them, so that
+// `repindex --help` (and a configuration error) answers without loading them.
+import type { Database } from './db/database.js';
+import type { RateLimitStore } from './doors/http/rate-limit.js';
 import { configureLogging, logger } from './log.js';
-import { ListenError, listenHttp, startMetricsServer, type RunningServer } from './server.js';
+import type { RunningServer } from './server.js';
 
 /**
  * Exit codes (sysexits.h): 0 ok; 1 a chain failed (index --once); 2 index lock held by another
@@ -34,7 +34,7 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ET
 
 /** Turns a failure to reach or open DATABASE_URL into a one-line StartupError (else rethrows). */
 function databaseStartupError(e: unknown, config: Config): never {
-  if (!config.databaseUrl || e instanceof DataDirLockedError || e instanceof StartupError) throw e;
+  if (!config.databaseUrl || (e as Error | null)?.name === 'DataDirLockedError' || e instanceof StartupError) throw e;
   const err = e as NodeJS.ErrnoException & { code?: string };
   let where = 'the server';
   try {
@@ -107,6 +107,9 @@ export async function openAndMigrate(config: Config, opts: { readReplica?: boole
 }
 
 async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }): Promise<Database> {
+  const { openDatabase } = await import('./db/database.js');
+  const { migrate } = await import('./db/migrate.js');
+  const { registerChains } = await import('./indexer/chain-state.js');
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -124,6 +127,11 @@ async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }
 }
 
 async function serveCommand(config: Config): Promise<void> {
+  const { ListenError, listenHttp, startMetricsServer } = await import('./server.js');
+  const { InProcessRateLimitStore } = await import('./doors/http/rate-limit.js');
+  // Loaded before "listening" is logged: from then on, a SIGTERM finds its handler installed.
+  const { startIndexScheduler } = await import('./indexer/scheduler.js');
+  const { startReconcileScheduler } = await import('./payments/reconcile.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -163,10 +171,8 @@ async function serveCommand(config: Config): Promise<void> {
     metrics = await startMetricsServer({ host: config.metricsHost ?? config.host, port: config.metricsPort, db });
     log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
   }
-  const { startIndexScheduler } = await import('./indexer/scheduler.js');
-  const { startReconcileScheduler } = await import('./payments/reconcile.js');
-  let scheduler: ReturnType<typeof startIndexScheduler> | null = null;
-  let reconciler: ReturnType<typeof startReconcileScheduler> | null = null;
+  const scheduler = startIndexScheduler({ db, config });
+  const reconciler = startReconcileScheduler({ db, config });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -176,19 +182,16 @@ async function serveCommand(config: Config): Promise<void> {
     }
     stopping = true;
     log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
-    await scheduler?.stop();
-    await reconciler?.stop();
+    await scheduler.stop();
+    await reconciler.stop();
     await metrics?.close();
     await server.close();
     await rateLimit.close().catch(() => undefined);
     await db.close();
     process.exit(0);
   };
-  // Handlers before the schedulers start: the scheduler's first log line means "ready for signals".
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  scheduler = startIndexScheduler({ db, config });
-  reconciler = startReconcileScheduler({ db, config });
 }
 
 async function indexCommand(config: Config, once: boolean): Promise<number> {
@@ -227,6 +230,8 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
 }
 
 async function migrateCommand(config: Config): Promise<void> {
+  const { openDatabase } = await import('./db/database.js');
+  const { migrate } = await import('./db/migrate.js');
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     let applied: string[];
@@ -316,8 +321,8 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
   } catch (e) {
-    if (e instanceof DataDirLockedError) {
-      console.error(`repindex: ${e.message}`);
+    if ((e as Error | null)?.name === 'DataDirLockedError') {
+      console.error(`repindex: ${(e as Error).message}`);
       return EXIT.busy;
     }
     if (e instanceof StartupError) {

@@ -18,6 +18,7 @@ import { tierById } from '../src/payments/pricing.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -39,30 +40,17 @@ let server: RunningServer;
 let client: Client;
 
 async function seedSolana(): Promise<void> {
-  const db = demo.db;
-  const add = (id: string, owner: string) =>
-    db.query(
-      `INSERT INTO agents (network, agent_id, minter, owner, declared_type, registered_block) VALUES ('solana', $1, $2, $2, NULL, 1)`,
-      [id, owner],
-    );
-  await add(SOL_ASSET, SOL_WALLET);
-  await add(SOL_ASSET_UNRATED, SOL_WALLET);
-  await add(BOTH, SOL_WALLET);
-  await add(BOTH_OWNED, BOTH);
-  let seq = 0;
-  const rate = (agent: string, rater: string, value: string, revoked = false) =>
-    db.query(
-      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals, value,
-                            tag1, block_number, block_time, revoked)
-       VALUES ('solana', $1, 0, $2, $3, $4, $5, 0, $6, 'trust', $7, '2026-10-01T00:00:00Z', $8)`,
-      [`sig${++seq}`, agent, rater, seq, value, value, seq, revoked],
-    );
-  await rate(SOL_ASSET, SOL_RATER(1), '90');
-  await rate(SOL_ASSET, SOL_RATER(2), '70');
-  await rate(SOL_ASSET, SOL_RATER(2), '85');
-  await rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
-  await rate(SOL_ASSET, SOL_RATER(3), '10', true); // revoked: out of the score
-  await rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
+  const sol = solanaSeeder(demo.db);
+  await sol.agent(SOL_ASSET, SOL_WALLET);
+  await sol.agent(SOL_ASSET_UNRATED, SOL_WALLET);
+  await sol.agent(BOTH, SOL_WALLET);
+  await sol.agent(BOTH_OWNED, BOTH);
+  await sol.rate(SOL_ASSET, SOL_RATER(1), '90');
+  await sol.rate(SOL_ASSET, SOL_RATER(2), '70');
+  await sol.rate(SOL_ASSET, SOL_RATER(2), '85');
+  await sol.rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
+  await sol.rate(SOL_ASSET, SOL_RATER(3), '10', { revoked: true }); // revoked: out of the score
+  await sol.rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
 }
 
 beforeAll(async () => {

@@ -24,6 +24,7 @@ import {
 } from '../src/scoring/index.js';
 import { findAll, parseXml, textOf } from './helpers/badge-xml.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { solanaSeeder } from './helpers/solana-seed.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -57,26 +58,13 @@ let ratings: Row[] = [];
 let owners: string[] = [];
 
 async function seedSolana(): Promise<void> {
-  const db = demo.db;
-  const add = (id: string, owner: string) =>
-    db.query(
-      `INSERT INTO agents (network, agent_id, minter, owner, declared_type, registered_block) VALUES ('solana', $1, $2, $2, NULL, 1)`,
-      [id, owner],
-    );
-  await add(SOL_ZERO_ASSET, SOL_ZERO);
-  await add(SOL_ONE_ASSET, SOL_ONE);
-  let seq = 0;
-  const rate = (agent: string, rater: string, value: string) =>
-    db.query(
-      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals, value,
-                            tag1, block_number, block_time, revoked)
-       VALUES ('solana', $1, 0, $2, $3, $4, $5, 0, $6, 'trust', $7, '2026-10-01T00:00:00Z', FALSE)`,
-      [`badge-sig${++seq}`, agent, rater, seq, value, value, seq],
-    );
-  await rate(SOL_ZERO_ASSET, SOL_RATER(1), '0');
-  await rate(SOL_ZERO_ASSET, SOL_RATER(2), '0');
-  await rate(SOL_ONE_ASSET, SOL_RATER(3), '90');
-  await rate(SOL_ONE_ASSET, SOL_RATER(3), '80');
+  const sol = solanaSeeder(demo.db, 'badge-sig');
+  await sol.agent(SOL_ZERO_ASSET, SOL_ZERO);
+  await sol.agent(SOL_ONE_ASSET, SOL_ONE);
+  await sol.rate(SOL_ZERO_ASSET, SOL_RATER(1), '0');
+  await sol.rate(SOL_ZERO_ASSET, SOL_RATER(2), '0');
+  await sol.rate(SOL_ONE_ASSET, SOL_RATER(3), '90');
+  await sol.rate(SOL_ONE_ASSET, SOL_RATER(3), '80');
 }
 
 beforeAll(async () => {

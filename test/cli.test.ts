@@ -1,9 +1,10 @@
 /** The repindex binary, run as a user would: a child process on a temporary data directory. */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/tmp.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/repindex.js');
@@ -38,7 +39,7 @@ describe('repindex CLI', () => {
     const r = run(['migrate'], { PORT: 'abc' });
     expect(r.status).toBe(78);
     expect(r.stderr).toContain('PORT must be an integer');
-    const dir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    const dir = tempDir('repindex-cli-');
     writeFileSync(join(dir, 'chains.json'), '{"nowhere": {}}');
     const r2 = run(['migrate'], { CHAINS_FILE: join(dir, 'chains.json') });
     expect(r2.status).toBe(78);
@@ -46,7 +47,7 @@ describe('repindex CLI', () => {
   });
 
   it('migrates twice harmlessly on the embedded database', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    const dataDir = tempDir('repindex-cli-');
     const first = run(['migrate'], { DATA_DIR: dataDir });
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toContain('applied 0001_core.sql');
@@ -56,7 +57,7 @@ describe('repindex CLI', () => {
   });
 
   it('serve answers GET /health on a fresh data directory, and a second process is refused', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'repindex-cli-'));
+    const dataDir = tempDir('repindex-cli-');
     const child = spawn(process.execPath, [BIN, 'serve'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0' },
@@ -88,5 +89,52 @@ describe('repindex CLI', () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
+  });
+
+  it('--help runs the compiled CLI (dist/) in the launcher process', () => {
+    const r = run(['--help']);
+    expect(r.status).toBe(0);
+    // The fallback to the TypeScript sources announces itself; the suite's global setup built dist/.
+    expect(r.stderr).not.toContain('running the TypeScript sources');
+  });
+
+  it('SIGTERM to the launcher stops the server and frees the port (no child is left behind)', async () => {
+    const dataDir = tempDir('repindex-cli-');
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0', LOG_LEVEL: 'info' },
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let url: string;
+    try {
+      url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /listening on (http:\/\/\S+?)[\s"]/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+    } catch (e) {
+      child.kill('SIGKILL');
+      await exited;
+      throw e;
+    }
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // The launcher was the server: once it has exited, nothing listens on the port any more.
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    const port = Number(new URL(url).port);
+    await new Promise<void>((resolve, reject) => {
+      const s = createServer();
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
+    });
   });
 });

@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { NETWORKS } from '../src/chains.js';
+import { tempDir } from './helpers/tmp.js';
 
 function chainsFile(content: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'repindex-cfg-'));
+  const dir = tempDir('repindex-cfg-');
   const p = join(dir, 'chains.json');
   writeFileSync(p, content);
   return p;

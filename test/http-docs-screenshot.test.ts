@@ -23,7 +23,11 @@ let server: RunningServer;
 let browser: Browser | null = null;
 
 beforeAll(async () => {
-  if (!hasChromium) return;
+  if (!hasChromium) {
+    // Loud on purpose: a skipped screenshot test is easy to miss in a green run.
+    console.warn(`\n*** SCREENSHOT TESTS SKIPPED: no browser found. ${SKIP_REASON} ***\n`);
+    return;
+  }
   t = await openTestDatabase();
   const config = loadConfig({ PORT: '0' });
   server = await startHttpServer({ config, db: t.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });

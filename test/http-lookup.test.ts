@@ -21,6 +21,7 @@ import {
   type EligibleValue,
 } from '../src/scoring/index.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -52,30 +53,17 @@ let agents: { network: string; agent_id: string; owner: string | null; declared_
 let chainOrder: string[] = [];
 
 async function seedSolana(): Promise<void> {
-  const db = demo.db;
-  const add = (id: string, owner: string, type: string | null) =>
-    db.query(
-      `INSERT INTO agents (network, agent_id, minter, owner, declared_type, registered_block) VALUES ('solana', $1, $2, $2, $3, 1)`,
-      [id, owner, type],
-    );
-  await add(SOL_ASSET, SOL_WALLET, 'oracle');
-  await add(SOL_ASSET_UNRATED, SOL_WALLET, null);
-  await add(BOTH, SOL_WALLET, null);
-  await add(BOTH_OWNED, BOTH, 'assistant');
-  let seq = 0;
-  const rate = (agent: string, rater: string, value: string, revoked = false) =>
-    db.query(
-      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals, value,
-                            tag1, block_number, block_time, revoked)
-       VALUES ('solana', $1, 0, $2, $3, $4, $5, 0, $6, 'trust', $7, '2026-10-01T00:00:00Z', $8)`,
-      [`sig${++seq}`, agent, rater, seq, value, value, seq, revoked],
-    );
-  await rate(SOL_ASSET, SOL_RATER(1), '90');
-  await rate(SOL_ASSET, SOL_RATER(2), '70');
-  await rate(SOL_ASSET, SOL_RATER(2), '80');
-  await rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
-  await rate(SOL_ASSET, SOL_RATER(3), '10', true); // revoked: out of the score
-  await rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
+  const sol = solanaSeeder(demo.db);
+  await sol.agent(SOL_ASSET, SOL_WALLET, 'oracle');
+  await sol.agent(SOL_ASSET_UNRATED, SOL_WALLET, null);
+  await sol.agent(BOTH, SOL_WALLET, null);
+  await sol.agent(BOTH_OWNED, BOTH, 'assistant');
+  await sol.rate(SOL_ASSET, SOL_RATER(1), '90');
+  await sol.rate(SOL_ASSET, SOL_RATER(2), '70');
+  await sol.rate(SOL_ASSET, SOL_RATER(2), '80');
+  await sol.rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
+  await sol.rate(SOL_ASSET, SOL_RATER(3), '10', { revoked: true }); // revoked: out of the score
+  await sol.rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
 }
 
 beforeAll(async () => {

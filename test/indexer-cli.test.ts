@@ -1,5 +1,5 @@
 /**
- * `repindex index --once` as a user runs it: a child process (node --import tsx src/cli.ts) with
+ * `repindex index --once` as a user runs it: a child process (node bin/repindex.js) with
  * CHAINS_FILE pointing the indexer at a local chain. Exit codes, and a real crash: the process is
  * killed with SIGKILL in the middle of a pass, restarted, and the index ends up row-for-row equal
  * to an uninterrupted run.
@@ -26,7 +26,8 @@ import {
 } from './indexer-fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const CLI = join(ROOT, 'src/cli.ts');
+// The launcher, run as `npx repindex` runs it: the compiled CLI in its own process (no child).
+const CLI = join(ROOT, 'bin/repindex.js');
 const OTHER_EVM = [
   'avalanche',
   'arbitrum',
@@ -127,7 +128,7 @@ function startCli(
   args: string[],
   env: Record<string, string>,
 ): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
   });

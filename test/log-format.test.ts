@@ -18,7 +18,7 @@ import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './indexer-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'src', 'cli.ts');
+const CLI = join(ROOT, 'bin', 'repindex.js');
 
 /** Every chunk pino writes, as written. */
 function capture(level: 'debug' | 'info' | 'warn' | 'error') {
@@ -214,7 +214,7 @@ describe('LOG_LEVEL through the CLI', () => {
   });
 
   const migrate = (env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', CLI, 'migrate'], {
+    spawnSync(process.execPath, [CLI, 'migrate'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dir, ...env },
       encoding: 'utf8',

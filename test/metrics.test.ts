@@ -193,7 +193,7 @@ describe('repindex serve with METRICS_PORT', () => {
     };
     const metricsPort = await free();
     const dataDir = mkdtempSync(join(tmpdir(), 'repindex-metrics-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), 'serve'], {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'repindex.js'), 'serve'], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate, migrationFiles } from '../src/db/migrate.js';
 import { openTestDatabase, testDatabaseUrl } from './helpers/db.js';
+import { tempDir } from './helpers/tmp.js';
 
 async function exercise(db: Database) {
   await db.query(`INSERT INTO chains (network, kind, chain_id, enabled) VALUES ('base', 'evm', 8453, true)`);
@@ -86,10 +87,7 @@ describe('storage', () => {
   });
 
   it('refuses a second process on the same PGlite data directory', async () => {
-    const { mkdtempSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const dir = mkdtempSync(join(tmpdir(), 'repindex-lock-'));
+    const dir = tempDir('repindex-lock-');
     const first = await openDatabase({ databaseUrl: null, dataDir: dir });
     await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(/in use by another repindex process/);
     await first.close();
@@ -100,11 +98,10 @@ describe('storage', () => {
 
 describe('data directory lock', () => {
   it('takes over a lock whose holder died, and refuses one whose holder lives', async () => {
-    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { spawnSync } = await import('node:child_process');
-    const dir = mkdtempSync(join(tmpdir(), 'repindex-stale-'));
+    const dir = tempDir('repindex-stale-');
     // A lock as a killed process leaves it: fresh lock directory, pid file of a dead process.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     mkdirSync(join(dir, '.repindex.lock'));

@@ -88,7 +88,9 @@ export async function openMarket(opts: MarketOptions): Promise<Market> {
     nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
     rpcUrls: { default: { http: [opts.rpcUrl] } },
   });
-  const transport = http(opts.rpcUrl);
+  // Generous timeout: the chain is often an in-process node that answers only when this process's
+  // event loop is free, which on a loaded machine can take far longer than viem's 10 s default.
+  const transport = http(opts.rpcUrl, { timeout: 120_000, retryCount: 3 });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 50 });
   const wallet = createWalletClient({
     chain,

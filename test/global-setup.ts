@@ -1,0 +1,48 @@
+/**
+ * Once per `vitest run` (vitest globalSetup):
+ * - builds dist/ when it is missing or older than src/, so the tests that start bin/repindex.js run
+ *   the compiled CLI as `npm start` does (`npm ci` already built it through `prepare`);
+ * - points TMPDIR at a private folder for the run, and at the end fails the run when a test left a
+ *   `repindex-*` folder in it (every test removes what it creates; see helpers/tmp.ts), then
+ *   removes the folder. Runs started at the same time therefore never see each other's folders.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    const t = e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs;
+    if (t > newest) newest = t;
+  }
+  return newest;
+}
+
+function ensureBuilt(): void {
+  const cli = join(ROOT, 'dist', 'cli.js');
+  if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  console.log('[global-setup] dist/ is missing or older than src/: building it (npm run build)');
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
+}
+
+export default function setup(): () => void {
+  ensureBuilt();
+  const runTmp = mkdtempSync(join(tmpdir(), 'vitest-repindex-run-'));
+  const previous = process.env.TMPDIR;
+  process.env.TMPDIR = runTmp;
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    const left = readdirSync(runTmp).filter((n) => n.startsWith('repindex-'));
+    rmSync(runTmp, { recursive: true, force: true });
+    if (left.length > 0) {
+      throw new Error(`tests left temporary folders behind (removed now): ${left.join(', ')}`);
+    }
+  };
+}
