@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { noteStatement, noteWrite } from './write-epoch.js';
 import { logger } from '../log.js';
 import { registerDbPool } from '../metrics.js';
 
@@ -102,10 +103,12 @@ function openPostgres(url: string, readUrl: string | null): Database {
 
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      noteStatement(sql);
       const r = await c.query(sql, params as unknown[] | undefined);
       return r.rows as T[];
     },
     async exec(sql: string) {
+      noteWrite();
       await c.query(sql);
     },
   });
@@ -121,6 +124,7 @@ function openPostgres(url: string, readUrl: string | null): Database {
         await client.query('BEGIN');
         const out = await fn(on(client));
         await client.query('COMMIT');
+        noteWrite();
         return out;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -230,10 +234,12 @@ async function openPglite(dataDir: string): Promise<Database> {
   const heldLocks = new Set<string>();
   const on = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      noteStatement(sql);
       const r = await c.query<T>(sql, params as unknown[] | undefined);
       return r.rows;
     },
     async exec(sql: string) {
+      noteWrite();
       await c.exec(sql);
     },
   });
@@ -242,8 +248,12 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     ...base,
     reader: () => self,
-    transaction(fn) {
-      return db.transaction((tx) => fn(on(tx)));
+    async transaction(fn) {
+      try {
+        return await db.transaction((tx) => fn(on(tx)));
+      } finally {
+        noteWrite();
+      }
     },
     async tryWithLock(name, fn) {
       if (heldLocks.has(name)) return { acquired: false };
