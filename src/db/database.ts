@@ -42,6 +42,12 @@ export interface Database extends Queryable {
    * it; call `readerOf(db)`.
    */
   reader?(): Queryable;
+  /**
+   * Raw bulk load of CSV text into `table` (`COPY … FROM '/dev/blob'`): PGlite only (the `pg`
+   * driver has no COPY FROM STDIN without an extra package). Trusted identifiers only; no
+   * conflict handling. The scale bench uses it as the reference for the ingest's write path.
+   */
+  copyCsv?(table: string, columns: readonly string[], csv: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -248,6 +254,12 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     ...base,
     reader: () => self,
+    async copyCsv(table, columns, csv) {
+      noteWrite();
+      await db.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], {
+        blob: new Blob([csv]),
+      });
+    },
     async transaction(fn) {
       try {
         return await db.transaction((tx) => fn(on(tx)));
