@@ -154,8 +154,11 @@ export class FreeAnswerCache {
   middleware(kind: CacheKind, accept: (path: string) => boolean = () => true): MiddlewareHandler<AppEnv> {
     return async (c, next) => {
       if (c.req.method !== 'GET' || !accept(c.req.path)) return next();
-      const url = new URL(c.req.url);
-      let key = `${c.req.path}${url.search}`;
+      const raw = c.req.url;
+      const q = raw.indexOf('?');
+      const hash = raw.indexOf('#');
+      const search = q < 0 ? '' : raw.slice(q, hash > q ? hash : undefined);
+      let key = `${c.req.path}${search}`;
       if (kind !== 'static') key = `${key}#${await this.generation()}`;
       if (kind === 'live') key = `${key}@${Math.floor(this.clock(c) / 1000)}`;
       const hit = this.get(key, kind);
