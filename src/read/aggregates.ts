@@ -19,6 +19,7 @@ const AGG_TABLES = [
   'agg_agent',
   'agg_agent_tag',
   'agg_agent_host',
+  'agg_agent_rater',
   'agg_member',
   'agg_wallet_chain',
   'agg_wallet',
@@ -92,7 +93,10 @@ export async function refreshAggregates(
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_agents (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_wallets (wallet TEXT PRIMARY KEY)`);
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_days (network TEXT, day DATE, PRIMARY KEY (network, day))`);
-    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days']) await tx.query(`DELETE FROM ${t}`);
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_reset (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days', 'refresh_reset']) {
+      await tx.query(`DELETE FROM ${t}`);
+    }
     if (incremental) {
       // a chain never covered (or new) counts from block -1: everything on it is new
       const since = chains.map((c) => [c.network, prev.through?.[c.network] ?? -1] as const);
@@ -122,6 +126,11 @@ export async function refreshAggregates(
         SELECT DISTINCT r.network, (r.block_time AT TIME ZONE 'UTC')::date
           FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block
          WHERE r.block_time IS NOT NULL`);
+      // an agent whose owner moved: its ratings change class wholesale; recount it from its rows
+      await tx.query(`
+        INSERT INTO refresh_reset (network, agent_id)
+        SELECT DISTINCT t.network, t.agent_id FROM ownership_transfers t
+          JOIN refresh_since s ON s.network = t.network AND t.block_number > s.block`);
     } else {
       for (const t of AGG_TABLES) await tx.query(`DELETE FROM ${t}`);
       await tx.query(`INSERT INTO refresh_since (network, block) SELECT network, -1 FROM chains`);
@@ -135,8 +144,8 @@ export async function refreshAggregates(
     }
     // ratings of a chain that is not in the chains table (none in practice) are never "new"
     // incrementally; the full rebuild sees them through the unfiltered queries below.
-    await refreshAgents(tx, incremental);
-    await refreshMembers(tx, incremental);
+    await refreshAgents(tx);
+    await refreshMembers(tx);
     await refreshWalletChains(tx);
     await refreshWallets(tx);
     await refreshChains(tx);
@@ -181,55 +190,118 @@ export async function requireFullRefresh(tx: Queryable, reason: string): Promise
 
 const ownerOr = "coalesce(a.owner, '')";
 
-/** Per-agent pieces of every agent in refresh_agents: by class, by tag1, by issuer host. */
-async function refreshAgents(tx: Queryable, incremental: boolean): Promise<void> {
-  if (incremental) {
-    for (const t of ['agg_agent', 'agg_agent_tag', 'agg_agent_host']) {
-      await tx.query(
-        `DELETE FROM ${t} x USING refresh_agents d WHERE x.network = d.network AND x.agent_id = d.agent_id`,
-      );
-    }
+/**
+ * Per-agent pieces (by class, by tag1, by issuer host, eligible ratings per rater), moved by the
+ * DELTA of the ratings written or revoked since the last refresh; agents whose owner moved are
+ * recounted from their rows. A full rebuild is the same with every rating new.
+ */
+async function refreshAgents(tx: Queryable): Promise<void> {
+  for (const t of ['agg_agent', 'agg_agent_tag', 'agg_agent_host', 'agg_agent_rater']) {
+    await tx.query(`DELETE FROM ${t} x USING refresh_reset d WHERE x.network = d.network AND x.agent_id = d.agent_id`);
   }
-  // An id whose owner is not known yet has no self-ratings to set apart (owner compared as '').
-  const scoped = `ratings r JOIN refresh_agents d ON d.network = r.network AND d.agent_id = r.agent_id
-      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`;
+  // One row per affected rating: its contribution now, minus (for an older rating revoked since)
+  // its contribution before (it was live then: the earliest revocation is the one recorded).
+  await tx.query(`
+    CREATE TEMP TABLE IF NOT EXISTS refresh_delta (
+      network TEXT, agent_id TEXT, tag1 TEXT, host TEXT, rater TEXT, ratings INTEGER, eligible INTEGER,
+      esum NUMERIC, self INTEGER, revoked INTEGER, ood INTEGER, live INTEGER, lsum NUMERIC, last_at TIMESTAMPTZ)`);
+  await tx.query(`DELETE FROM refresh_delta`);
+  const elig = ELIGIBLE('r', ownerOr);
+  const live = `(NOT r.revoked AND ${IN_DOMAIN('r')})`;
+  const nowRow = `r.network, r.agent_id, r.tag1, coalesce(${URI_HOST('r.feedback_uri')}, ''), r.rater, 1,
+           CASE WHEN ${elig} THEN 1 ELSE 0 END, CASE WHEN ${elig} THEN r.value ELSE 0 END,
+           CASE WHEN ${SELF('r', 'a.owner')} THEN 1 ELSE 0 END, CASE WHEN r.revoked THEN 1 ELSE 0 END,
+           CASE WHEN NOT r.revoked AND NOT ${IN_DOMAIN('r')} THEN 1 ELSE 0 END,
+           CASE WHEN ${live} THEN 1 ELSE 0 END, CASE WHEN ${live} THEN r.value ELSE 0 END, r.block_time`;
+  const cols = 'network, agent_id, tag1, host, rater, ratings, eligible, esum, self, revoked, ood, live, lsum, last_at';
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT ${nowRow}
+      FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`);
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT ${nowRow}
+      FROM refresh_reset d JOIN ratings r ON r.network = d.network AND r.agent_id = d.agent_id
+      JOIN refresh_since s ON s.network = r.network AND r.block_number <= s.block
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`);
+  // older ratings revoked since: live → revoked
+  const wasElig = `(${IN_DOMAIN('r')} AND r.rater <> ${ownerOr})`;
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT r.network, r.agent_id, r.tag1, coalesce(${URI_HOST('r.feedback_uri')}, ''), r.rater, 0,
+           CASE WHEN ${wasElig} THEN -1 ELSE 0 END, CASE WHEN ${wasElig} THEN -r.value ELSE 0 END,
+           CASE WHEN ${IN_DOMAIN('r')} AND r.rater = a.owner THEN -1 ELSE 0 END, 1,
+           CASE WHEN NOT ${IN_DOMAIN('r')} THEN -1 ELSE 0 END,
+           CASE WHEN ${IN_DOMAIN('r')} THEN -1 ELSE 0 END, CASE WHEN ${IN_DOMAIN('r')} THEN -r.value ELSE 0 END,
+           NULL
+      FROM ratings r JOIN refresh_since s ON s.network = r.network
+       AND r.revoked AND r.revoked_block > s.block AND r.block_number <= s.block
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
+     WHERE NOT EXISTS (SELECT 1 FROM refresh_reset d WHERE d.network = r.network AND d.agent_id = r.agent_id)`);
+
   await tx.query(`
     INSERT INTO agg_agent (network, agent_id, ratings, total_reviews, eligible_sum, distinct_raters, self_count,
                            revoked_count, out_of_domain_count, live_count, live_sum, last_rating_at)
-    SELECT r.network, r.agent_id, count(*)::int,
-           (count(*) FILTER (WHERE ${ELIGIBLE('r', ownerOr)}))::int,
-           sum(r.value) FILTER (WHERE ${ELIGIBLE('r', ownerOr)}),
-           (count(DISTINCT r.rater) FILTER (WHERE ${ELIGIBLE('r', ownerOr)}))::int,
-           (count(*) FILTER (WHERE ${SELF('r', 'a.owner')}))::int,
-           (count(*) FILTER (WHERE r.revoked))::int,
-           (count(*) FILTER (WHERE NOT r.revoked AND NOT ${IN_DOMAIN('r')}))::int,
-           (count(*) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}))::int,
-           sum(r.value) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}),
-           max(r.block_time)
-      FROM ${scoped}
-     GROUP BY r.network, r.agent_id`);
+    SELECT network, agent_id, sum(ratings), sum(eligible), sum(esum), 0, sum(self), sum(revoked), sum(ood),
+           sum(live), sum(lsum), max(last_at)
+      FROM refresh_delta GROUP BY network, agent_id
+    ON CONFLICT (network, agent_id) DO UPDATE SET
+      ratings = agg_agent.ratings + EXCLUDED.ratings,
+      total_reviews = agg_agent.total_reviews + EXCLUDED.total_reviews,
+      eligible_sum = coalesce(agg_agent.eligible_sum, 0) + EXCLUDED.eligible_sum,
+      self_count = agg_agent.self_count + EXCLUDED.self_count,
+      revoked_count = agg_agent.revoked_count + EXCLUDED.revoked_count,
+      out_of_domain_count = agg_agent.out_of_domain_count + EXCLUDED.out_of_domain_count,
+      live_count = agg_agent.live_count + EXCLUDED.live_count,
+      live_sum = coalesce(agg_agent.live_sum, 0) + EXCLUDED.live_sum,
+      last_rating_at = greatest(agg_agent.last_rating_at, EXCLUDED.last_rating_at)`);
   await tx.query(`
-    INSERT INTO agg_agent_tag (network, agent_id, tag1, ratings, eligible, eligible_sum)
-    SELECT r.network, r.agent_id, r.tag1, count(*)::int,
-           (count(*) FILTER (WHERE ${ELIGIBLE('r', ownerOr)}))::int,
-           sum(r.value) FILTER (WHERE ${ELIGIBLE('r', ownerOr)})
-      FROM ${scoped}
-     GROUP BY r.network, r.agent_id, r.tag1`);
+    INSERT INTO agg_agent_rater (network, agent_id, rater, eligible)
+    SELECT network, agent_id, rater, sum(eligible) FROM refresh_delta
+     GROUP BY network, agent_id, rater HAVING sum(eligible) <> 0
+    ON CONFLICT (network, agent_id, rater) DO UPDATE SET eligible = agg_agent_rater.eligible + EXCLUDED.eligible`);
   await tx.query(`
-    INSERT INTO agg_agent_host (network, agent_id, host, ratings)
-    SELECT r.network, r.agent_id, coalesce(${URI_HOST('r.feedback_uri')}, ''), count(*)::int
-      FROM ratings r JOIN refresh_agents d ON d.network = r.network AND d.agent_id = r.agent_id
-     GROUP BY 1, 2, 3`);
+    INSERT INTO agg_agent_tag (network, agent_id, tag_key, tag1, ratings, eligible, eligible_sum)
+    SELECT network, agent_id, md5(tag1), min(tag1), sum(ratings), sum(eligible), sum(esum)
+      FROM refresh_delta GROUP BY network, agent_id, md5(tag1)
+    ON CONFLICT (network, agent_id, tag_key) DO UPDATE SET
+      ratings = agg_agent_tag.ratings + EXCLUDED.ratings,
+      eligible = agg_agent_tag.eligible + EXCLUDED.eligible,
+      eligible_sum = coalesce(agg_agent_tag.eligible_sum, 0) + EXCLUDED.eligible_sum`);
+  await tx.query(`
+    INSERT INTO agg_agent_host (network, agent_id, host_key, host, ratings)
+    SELECT network, agent_id, md5(host), min(host), sum(ratings)
+      FROM refresh_delta GROUP BY network, agent_id, md5(host) HAVING sum(ratings) > 0
+    ON CONFLICT (network, agent_id, host_key) DO UPDATE SET ratings = agg_agent_host.ratings + EXCLUDED.ratings`);
+  // Normal forms (so a moved sum reads exactly like a recount): NULL when nothing is counted,
+  // trailing zeros trimmed; distinct eligible raters recounted from agg_agent_rater.
+  await tx.query(`
+    CREATE TEMP TABLE IF NOT EXISTS refresh_moved (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+  await tx.query(`DELETE FROM refresh_moved`);
+  await tx.query(`INSERT INTO refresh_moved SELECT DISTINCT network, agent_id FROM refresh_delta`);
+  await tx.query(`
+    DELETE FROM agg_agent_rater x USING refresh_moved m
+     WHERE x.network = m.network AND x.agent_id = m.agent_id AND x.eligible <= 0`);
+  await tx.query(`
+    UPDATE agg_agent g SET
+      eligible_sum = CASE WHEN g.total_reviews = 0 THEN NULL ELSE trim_scale(g.eligible_sum) END,
+      live_sum = CASE WHEN g.live_count = 0 THEN NULL ELSE trim_scale(g.live_sum) END,
+      distinct_raters = (SELECT count(*) FROM agg_agent_rater x WHERE x.network = g.network AND x.agent_id = g.agent_id)::int
+      FROM refresh_moved m WHERE g.network = m.network AND g.agent_id = m.agent_id`);
+  await tx.query(`
+    UPDATE agg_agent_tag t SET eligible_sum = CASE WHEN t.eligible = 0 THEN NULL ELSE trim_scale(t.eligible_sum) END
+      FROM refresh_moved m WHERE t.network = m.network AND t.agent_id = m.agent_id`);
 }
 
 /**
- * Distinct raters per chain, per facet and per issuer host, distinct agents per host: membership
- * rows that only new ratings add to (class-independent: a revocation or a transfer moves none).
+ * Distinct raters per chain, per facet, per issuer host and per day, distinct agents per host:
+ * membership rows that only new ratings add to (class-independent: a revocation or a transfer
+ * moves none); the activity counts of the days new ratings fell on.
  */
-async function refreshMembers(tx: Queryable, incremental: boolean): Promise<void> {
-  const fresh = incremental
-    ? `(SELECT r.* FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block)`
-    : 'ratings';
+async function refreshMembers(tx: Queryable): Promise<void> {
+  const fresh = `(SELECT r.* FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block)`;
+  const day = "(n.block_time AT TIME ZONE 'UTC')::date";
   await tx.query(`
     INSERT INTO agg_member (dim, key, member)
     SELECT DISTINCT 'chain_rater', n.network, n.rater FROM ${fresh} n
@@ -238,7 +310,16 @@ async function refreshMembers(tx: Queryable, incremental: boolean): Promise<void
     UNION SELECT 'issuer_rater', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.rater FROM ${fresh} n
     UNION SELECT 'issuer_agent', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.network || ':' || n.agent_id
             FROM ${fresh} n
+    UNION SELECT 'day_rater', n.network || ':' || ${day}, n.rater FROM ${fresh} n WHERE n.block_time IS NOT NULL
     ON CONFLICT DO NOTHING`);
+  await tx.query(`
+    INSERT INTO agg_chain_day (network, day, ratings, distinct_raters)
+    SELECT n.network, ${day}, count(*)::int, 0 FROM ${fresh} n WHERE n.block_time IS NOT NULL GROUP BY 1, 2
+    ON CONFLICT (network, day) DO UPDATE SET ratings = agg_chain_day.ratings + EXCLUDED.ratings`);
+  await tx.query(`
+    UPDATE agg_chain_day c SET distinct_raters =
+      (SELECT count(*) FROM agg_member m WHERE m.dim = 'day_rater' AND m.key = c.network || ':' || c.day)::int
+      FROM refresh_days d WHERE c.network = d.network AND c.day = d.day`);
 }
 
 async function refreshWalletChains(tx: Queryable): Promise<void> {
@@ -249,11 +330,10 @@ async function refreshWalletChains(tx: Queryable): Promise<void> {
   await tx.query(`DELETE FROM refresh_raters`);
   await tx.query(`
     INSERT INTO refresh_raters (wallet, network, n)
-    SELECT a.owner, r.network, count(DISTINCT r.rater)::int
+    SELECT a.owner, x.network, count(DISTINCT x.rater)::int
       FROM refresh_wallets w JOIN agents a ON a.owner = w.wallet
-      JOIN ratings r ON r.network = a.network AND r.agent_id = a.agent_id
-     WHERE ${ELIGIBLE('r', 'a.owner')}
-     GROUP BY GROUPING SETS ((a.owner, r.network), (a.owner))`);
+      JOIN agg_agent_rater x ON x.network = a.network AND x.agent_id = a.agent_id
+     GROUP BY GROUPING SETS ((a.owner, x.network), (a.owner))`);
   await tx.query(`
     INSERT INTO agg_wallet_chain (wallet, network, agent_ids, agent_count, declared_types, ratings, total_reviews,
       eligible_sum, final_score, distinct_raters, self_count, revoked_count, out_of_domain_count, last_rating_at)
@@ -331,16 +411,6 @@ async function refreshChains(tx: Queryable): Promise<void> {
         SELECT network, count(*)::int AS scored, avg(final_score) AS prior
           FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network
       ) ws ON ws.network = c.network`);
-  // Activity: the days new ratings fell on, recounted from the ratings of those days.
-  await tx.query(`DELETE FROM agg_chain_day x USING refresh_days d WHERE x.network = d.network AND x.day = d.day`);
-  await tx.query(`
-    INSERT INTO agg_chain_day (network, day, ratings, distinct_raters)
-    SELECT d.network, d.day, count(*)::int, count(DISTINCT r.rater)::int
-      FROM refresh_days d
-      JOIN ratings r ON r.network = d.network
-                    AND r.block_time >= (d.day::timestamp AT TIME ZONE 'UTC')
-                    AND r.block_time < ((d.day + 1)::timestamp AT TIME ZONE 'UTC')
-     GROUP BY d.network, d.day`);
 }
 
 async function refreshFacets(tx: Queryable): Promise<void> {

@@ -12,28 +12,41 @@ ALTER TABLE agg_agent ADD COLUMN IF NOT EXISTS live_count INTEGER NOT NULL DEFAU
 ALTER TABLE agg_agent ADD COLUMN IF NOT EXISTS live_sum NUMERIC;
 ALTER TABLE agg_agent ADD COLUMN IF NOT EXISTS last_rating_at TIMESTAMPTZ;
 
--- Per agent and tag1 (free text: no key on it; rows are replaced per agent).
+-- Per agent and tag1 (free text: keyed by its md5).
 CREATE TABLE IF NOT EXISTS agg_agent_tag (
   network       TEXT NOT NULL,
   agent_id      TEXT NOT NULL,
+  tag_key       TEXT NOT NULL,
   tag1          TEXT NOT NULL,
   ratings       INTEGER NOT NULL,
   eligible      INTEGER NOT NULL,
-  eligible_sum  NUMERIC
+  eligible_sum  NUMERIC,
+  PRIMARY KEY (network, agent_id, tag_key)
 );
-CREATE INDEX IF NOT EXISTS agg_agent_tag_agent_idx ON agg_agent_tag (network, agent_id);
 
--- Per agent and feedbackURI host ('' = none).
+-- Per agent and feedbackURI host ('' = none), keyed by the host's md5.
 CREATE TABLE IF NOT EXISTS agg_agent_host (
   network   TEXT NOT NULL,
   agent_id  TEXT NOT NULL,
+  host_key  TEXT NOT NULL,
   host      TEXT NOT NULL,
-  ratings   INTEGER NOT NULL
+  ratings   INTEGER NOT NULL,
+  PRIMARY KEY (network, agent_id, host_key)
 );
-CREATE INDEX IF NOT EXISTS agg_agent_host_agent_idx ON agg_agent_host (network, agent_id);
+
+-- Eligible ratings per (agent, rater): the distinct eligible raters of an agent and of a wallet
+-- are counted here (O(raters)), never over the ratings. Rows at 0 are removed.
+CREATE TABLE IF NOT EXISTS agg_agent_rater (
+  network   TEXT NOT NULL,
+  agent_id  TEXT NOT NULL,
+  rater     TEXT NOT NULL,
+  eligible  INTEGER NOT NULL,
+  PRIMARY KEY (network, agent_id, rater)
+);
 
 -- Distinct members of a group: dim 'chain_rater' (key network), 'facet_rater' (key network or '*',
--- ':' and md5 of tag1), 'issuer_rater' and 'issuer_agent' (key md5 of the host).
+-- ':' and md5 of tag1), 'issuer_rater' and 'issuer_agent' (key md5 of the host), 'day_rater'
+-- (key network ':' UTC day).
 CREATE TABLE IF NOT EXISTS agg_member (
   dim     TEXT NOT NULL,
   key     TEXT NOT NULL,

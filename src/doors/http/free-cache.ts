@@ -159,7 +159,16 @@ export class FreeAnswerCache {
       const hash = raw.indexOf('#');
       const search = q < 0 ? '' : raw.slice(q, hash > q ? hash : undefined);
       let key = `${c.req.path}${search}`;
-      if (kind !== 'static') key = `${key}#${await this.generation()}`;
+      if (kind !== 'static') {
+        let g: string;
+        try {
+          g = await this.generation();
+        } catch {
+          // the database does not answer: the handler decides (e.g. /health still answers)
+          return next();
+        }
+        key = `${key}#${g}`;
+      }
       if (kind === 'live') key = `${key}@${Math.floor(this.clock(c) / 1000)}`;
       const hit = this.get(key, kind);
       if (hit) {
