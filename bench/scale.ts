@@ -29,6 +29,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:scale
  *   BENCH_EVENTS=200000 npm run bench:scale            # PGlite in memory
+ *   BENCH_PARTS=refresh,ingest,free …                   # only some sections (the others print null)
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -62,6 +63,12 @@ const INGEST = Number(process.env.BENCH_INGEST ?? 50_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const RATERS = 4_999;
+/** Which sections run (comma list of paid, refresh, ingest, free; default all); skipped ones print null. */
+const PARTS = new Set(
+  (process.env.BENCH_PARTS ?? 'paid,refresh,ingest,free').split(',').map((p) => p.trim()),
+);
+const NONE = { p50: NaN, p99: NaN };
+const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 
 const addr = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
 const BIG = addr(10_000); // owner of agent 0
@@ -324,118 +331,137 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   console.log(`first aggregate build (full): ${full0.millis} ms (${full0.wallets} scored wallets)`);
   const ctx: AppContext = { config, db, now: () => new Date() };
 
-  console.log(`\npaid answers (${label}; handlers in process, validate + run)`);
-  const bigProfile = await timedCalls('big wallet profile', () =>
-    paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} }),
-  );
-  const bigHistory = await timedCalls('big history (week)', () =>
-    paid(ctx, 'wallet-history', { params: { wallet: BIG }, query: {} }),
-  );
-  const bigAgent = await timedCalls('big agent detail, limit 200', () =>
-    paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: '0' }, query: { limit: ['200'] } }),
-  );
-  const smallProfile = await timedCalls('SMALL wallet profile (1 agent)', () =>
-    paid(ctx, 'wallet-lookup', { params: { wallet: SMALL }, query: {} }),
-  );
-  {
-    const t0 = performance.now();
-    const { peak } = await withPeak(() =>
-      Promise.all(
-        Array.from({ length: 8 }, () => paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} })),
-      ),
+  let bigProfile = NONE;
+  let bigHistory = NONE;
+  let bigAgent = NONE;
+  let smallProfile = NONE;
+  if (PARTS.has('paid')) {
+    console.log(`\npaid answers (${label}; handlers in process, validate + run)`);
+    bigProfile = await timedCalls('big wallet profile', () =>
+      paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} }),
     );
-    globalPeak = Math.max(globalPeak, peak);
-    console.log(
-      `  ${'8 concurrent big wallet profiles'.padEnd(44)} wall ${(performance.now() - t0).toFixed(0)} ms  peak RSS ${mbOf(peak)} MB`,
+    bigHistory = await timedCalls('big history (week)', () =>
+      paid(ctx, 'wallet-history', { params: { wallet: BIG }, query: {} }),
     );
-  }
-
-  console.log(
-    `\naggregate refresh after a pass of ${PASS} new ratings (ingestBatch, then the after-pass refresh)`,
-  );
-  const from = await checkpoint(db);
-  await ingest(db, feedbackEvents(PASS, from, 0));
-  const inc = await refreshAggregates(db, { incremental: true });
-  console.log(
-    `  incremental (${inc.mode}: ${inc.agents} agents, ${inc.touched_wallets} wallets recomputed) ${inc.millis} ms`,
-  );
-  const full = await refreshAggregates(db);
-  console.log(`  full rebuild of the same index (for comparison)    ${full.millis} ms`);
-
-  console.log(`\ningest write path vs raw COPY of the same rows (${INGEST} feedback events)`);
-  const at = await checkpoint(db);
-  const evs = feedbackEvents(INGEST, at, PASS);
-  const t0 = performance.now();
-  await ingest(db, evs);
-  const ingestS = (performance.now() - t0) / 1000;
-  // the same rows under other transaction hashes, above the ingested blocks
-  const copyRows = evs.map((e) => ({ ...e, txHash: `0x${e.txHash.slice(2).replace(/^a/, 'c')}` }));
-  const copyS = await rawCopy(db, copyRows, url);
-  const ingestRate = INGEST / ingestS;
-  const copyRate = INGEST / copyS;
-  console.log(`  ingestBatch (5,000 per batch)                ${Math.round(ingestRate)} events/s`);
-  console.log(
-    `  raw COPY (${db.copyCsv ? "PGlite COPY FROM '/dev/blob'" : 'psql \\copy from CSV'})`.padEnd(47) +
-      `${Math.round(copyRate)} rows/s  → ingest = ${((100 * ingestRate) / copyRate).toFixed(0)} % of COPY`,
-  );
-  await refreshAggregates(db, { incremental: true });
-
-  console.log(
-    `\nfree routes vs /pricing vs a bare Hono route (autocannon CLI, ${CONNECTIONS} conns, ${SECONDS} s each)`,
-  );
-  configureLogging({
-    level: 'info',
-    pretty: false,
-    destination: pino.destination({ dest: '/dev/null', sync: false }),
-  });
-  const server = await startHttpServer(ctx, { host: '127.0.0.1', port: 0 });
-  const bare = new Hono();
-  bare.get('/', (c) => c.json({ ok: true }));
-  const bareServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: bare.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-  });
-  const bareAddr = bareServer.address() as { port: number };
-  const free: Record<string, number> = {};
-  let pricing = 0;
-  let bareRps = 0;
-  try {
-    bareRps = await autocannonRps(`http://127.0.0.1:${bareAddr.port}/`);
-    console.log(`  ${'bare Hono route'.padEnd(44)} ${Math.round(bareRps)} req/s`);
-    pricing = await autocannonRps(`${server.url}/pricing`);
-    console.log(
-      `  ${'/pricing'.padEnd(44)} ${Math.round(pricing)} req/s  (${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`,
+    bigAgent = await timedCalls('big agent detail, limit 200', () =>
+      paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: '0' }, query: { limit: ['200'] } }),
     );
-    for (const path of [
-      '/leaderboard',
-      '/chains',
-      '/health',
-      `/wallets/${BIG}/chains`,
-      `/badge/${BIG}.svg`,
-      '/search/0',
-    ]) {
-      free[path] = await autocannonRps(`${server.url}${path}`);
+    smallProfile = await timedCalls('SMALL wallet profile (1 agent)', () =>
+      paid(ctx, 'wallet-lookup', { params: { wallet: SMALL }, query: {} }),
+    );
+    {
+      const t0 = performance.now();
+      const { peak } = await withPeak(() =>
+        Promise.all(
+          Array.from({ length: 8 }, () => paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} })),
+        ),
+      );
+      globalPeak = Math.max(globalPeak, peak);
       console.log(
-        `  ${path.padEnd(44)} ${Math.round(free[path]!)} req/s  (${((100 * free[path]!) / pricing).toFixed(0)} % of /pricing)`,
+        `  ${'8 concurrent big wallet profiles'.padEnd(44)} wall ${(performance.now() - t0).toFixed(0)} ms  peak RSS ${mbOf(peak)} MB`,
       );
     }
-  } finally {
-    await server.close();
-    await new Promise((r) => bareServer.close(() => r(undefined)));
-    configureLogging({ level: 'warn' });
   }
-  const freeMin = Math.min(...Object.values(free)) / pricing;
+
+  let incMs: number | null = null;
+  if (PARTS.has('refresh')) {
+    console.log(
+      `\naggregate refresh after a pass of ${PASS} new ratings (ingestBatch, then the after-pass refresh)`,
+    );
+    const from = await checkpoint(db);
+    await ingest(db, feedbackEvents(PASS, from, 0));
+    const inc = await refreshAggregates(db, { incremental: true });
+    console.log(
+      `  incremental (${inc.mode}: ${inc.agents} agents, ${inc.touched_wallets} wallets recomputed) ${inc.millis} ms`,
+    );
+    const full = await refreshAggregates(db);
+    console.log(`  full rebuild of the same index (for comparison)    ${full.millis} ms`);
+    incMs = inc.millis;
+  }
+
+  let ingestVsCopy: number | null = null;
+  if (PARTS.has('ingest')) {
+    console.log(`\ningest write path vs raw COPY of the same rows (${INGEST} feedback events)`);
+    const at = await checkpoint(db);
+    const evs = feedbackEvents(INGEST, at, PASS);
+    const t0 = performance.now();
+    await ingest(db, evs);
+    const ingestS = (performance.now() - t0) / 1000;
+    // the same rows under other transaction hashes, above the ingested blocks
+    const copyRows = evs.map((e) => ({ ...e, txHash: `0x${e.txHash.slice(2).replace(/^a/, 'c')}` }));
+    const copyS = await rawCopy(db, copyRows, url);
+    const ingestRate = INGEST / ingestS;
+    const copyRate = INGEST / copyS;
+    console.log(`  ingestBatch (5,000 per batch)                ${Math.round(ingestRate)} events/s`);
+    console.log(
+      `  raw COPY (${db.copyCsv ? "PGlite COPY FROM '/dev/blob'" : 'psql \\copy from CSV'})`.padEnd(47) +
+        `${Math.round(copyRate)} rows/s  → ingest = ${((100 * ingestRate) / copyRate).toFixed(0)} % of COPY`,
+    );
+    ingestVsCopy = Math.round((ingestRate / copyRate) * 1000) / 1000;
+    await refreshAggregates(db, { incremental: true });
+  }
+
+  let freeMin: number | null = null;
+  let pricingVsBare: number | null = null;
+  if (PARTS.has('free')) {
+    console.log(
+      `\nfree routes vs /pricing vs a bare Hono route (autocannon CLI, ${CONNECTIONS} conns, ${SECONDS} s each)`,
+    );
+    configureLogging({
+      level: 'info',
+      pretty: false,
+      destination: pino.destination({ dest: '/dev/null', sync: false }),
+    });
+    const server = await startHttpServer(ctx, { host: '127.0.0.1', port: 0 });
+    const bare = new Hono();
+    bare.get('/', (c) => c.json({ ok: true }));
+    const bareServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: bare.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    });
+    const bareAddr = bareServer.address() as { port: number };
+    const free: Record<string, number> = {};
+    let pricing = 0;
+    let bareRps = 0;
+    try {
+      bareRps = await autocannonRps(`http://127.0.0.1:${bareAddr.port}/`);
+      console.log(`  ${'bare Hono route'.padEnd(44)} ${Math.round(bareRps)} req/s`);
+      pricing = await autocannonRps(`${server.url}/pricing`);
+      console.log(
+        `  ${'/pricing'.padEnd(44)} ${Math.round(pricing)} req/s  (${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`,
+      );
+      for (const path of [
+        '/leaderboard',
+        '/chains',
+        '/health',
+        `/wallets/${BIG}/chains`,
+        `/badge/${BIG}.svg`,
+        '/search/0',
+      ]) {
+        free[path] = await autocannonRps(`${server.url}${path}`);
+        console.log(
+          `  ${path.padEnd(44)} ${Math.round(free[path]!)} req/s  (${((100 * free[path]!) / pricing).toFixed(0)} % of /pricing)`,
+        );
+      }
+    } finally {
+      await server.close();
+      await new Promise((r) => bareServer.close(() => r(undefined)));
+      configureLogging({ level: 'warn' });
+    }
+    freeMin = Math.round((Math.min(...Object.values(free)) / pricing) * 1000) / 1000;
+    pricingVsBare = Math.round((pricing / bareRps) * 1000) / 1000;
+  }
   const result = {
     events: EVENTS,
-    big_profile_p99_ms: Math.round(bigProfile.p99 * 10) / 10,
-    small_profile_p99_ms: Math.round(smallProfile.p99 * 10) / 10,
-    big_history_p99_ms: Math.round(bigHistory.p99 * 10) / 10,
-    big_agent_detail_p99_ms: Math.round(bigAgent.p99 * 10) / 10,
-    peak_rss_mb: mbOf(globalPeak),
-    refresh_10k_ms: inc.millis,
-    ingest_vs_copy: Math.round((ingestRate / copyRate) * 1000) / 1000,
-    free_vs_pricing_min: Math.round(freeMin * 1000) / 1000,
+    big_profile_p99_ms: r1(bigProfile.p99),
+    small_profile_p99_ms: r1(smallProfile.p99),
+    big_history_p99_ms: r1(bigHistory.p99),
+    big_agent_detail_p99_ms: r1(bigAgent.p99),
+    peak_rss_mb: mbOf(Math.max(globalPeak, process.memoryUsage().rss)),
+    refresh_10k_ms: incMs,
+    ingest_vs_copy: ingestVsCopy,
+    free_vs_pricing_min: freeMin,
   };
-  console.log(`\n(${label}; /pricing = ${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`);
+  console.log(`\n(${label}; /pricing = ${pricingVsBare} of bare Hono; parts: ${[...PARTS].join(',')})`);
   console.log(`RESULT ${JSON.stringify(result)}`);
 }
 
