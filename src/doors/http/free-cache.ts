@@ -36,7 +36,8 @@ export type CacheKind =
 interface Entry {
   status: number;
   headers: [string, string][];
-  body: ArrayBuffer;
+  /** A Uint8Array: the node server writes it straight to the socket (no stream). */
+  body: Uint8Array<ArrayBuffer>;
   etag: string;
 }
 
@@ -179,12 +180,12 @@ export class FreeAnswerCache {
       await next();
       const res = c.res;
       if (res.status !== 200 || !res.body) return;
-      const body = await res.clone().arrayBuffer();
+      const body = new Uint8Array(await res.clone().arrayBuffer());
       const headers: [string, string][] = [];
       res.headers.forEach((v, h) => {
         if (!DROPPED_HEADERS.has(h.toLowerCase())) headers.push([h, v]);
       });
-      const etag = res.headers.get('etag') ?? `"${createHash('sha1').update(new Uint8Array(body)).digest('base64url').slice(0, 22)}"`;
+      const etag = res.headers.get('etag') ?? `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
       const entry: Entry = { status: res.status, headers, body, etag };
       this.put(key, kind, entry);
       c.res = respond(c, entry);
