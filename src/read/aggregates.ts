@@ -94,7 +94,12 @@ export async function refreshAggregates(
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_wallets (wallet TEXT PRIMARY KEY)`);
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_days (network TEXT, day DATE, PRIMARY KEY (network, day))`);
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_reset (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
-    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days', 'refresh_reset']) {
+    for (const t of ['refresh_new', 'refresh_revoked']) {
+      await tx.query(`
+        CREATE TEMP TABLE IF NOT EXISTS ${t} (network TEXT, agent_id TEXT, rater TEXT, value NUMERIC, revoked BOOLEAN,
+          tag1 TEXT, feedback_uri TEXT, block_time TIMESTAMPTZ, block_number BIGINT, revoked_block BIGINT)`);
+    }
+    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days', 'refresh_reset', 'refresh_new', 'refresh_revoked']) {
       await tx.query(`DELETE FROM ${t}`);
     }
     if (incremental) {
@@ -104,11 +109,23 @@ export async function refreshAggregates(
         `INSERT INTO refresh_since (network, block) SELECT * FROM unnest($1::text[], $2::bigint[])`,
         [since.map((x) => x[0]), since.map((x) => x[1])],
       );
+      // The ratings written since (and the older ones revoked since), chain by chain, each an
+      // index range (network, block_number) / (network, revoked_block): never a scan of the table.
+      for (const [network, block] of since) {
+        await tx.query(
+          `INSERT INTO refresh_new (${NEW_COLS}) SELECT ${NEW_COLS} FROM ratings WHERE network = $1 AND block_number > $2`,
+          [network, block],
+        );
+        await tx.query(
+          `INSERT INTO refresh_revoked (${NEW_COLS}) SELECT ${NEW_COLS} FROM ratings
+            WHERE network = $1 AND revoked AND revoked_block > $2 AND block_number <= $2`,
+          [network, block],
+        );
+      }
       await tx.query(`
         INSERT INTO refresh_agents (network, agent_id)
-        SELECT r.network, r.agent_id FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block
-        UNION SELECT r.network, r.agent_id FROM ratings r
-               JOIN refresh_since s ON s.network = r.network AND r.revoked AND r.revoked_block > s.block
+        SELECT network, agent_id FROM refresh_new
+        UNION SELECT network, agent_id FROM refresh_revoked
         UNION SELECT t.network, t.agent_id FROM ownership_transfers t
                JOIN refresh_since s ON s.network = t.network AND t.block_number > s.block
         UNION SELECT m.network, m.agent_id FROM agent_metadata m
@@ -124,8 +141,7 @@ export async function refreshAggregates(
       await tx.query(`
         INSERT INTO refresh_days (network, day)
         SELECT DISTINCT r.network, (r.block_time AT TIME ZONE 'UTC')::date
-          FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block
-         WHERE r.block_time IS NOT NULL`);
+          FROM refresh_new r WHERE r.block_time IS NOT NULL`);
       // an agent whose owner moved: its ratings change class wholesale; recount it from its rows
       await tx.query(`
         INSERT INTO refresh_reset (network, agent_id)
@@ -144,8 +160,9 @@ export async function refreshAggregates(
     }
     // ratings of a chain that is not in the chains table (none in practice) are never "new"
     // incrementally; the full rebuild sees them through the unfiltered queries below.
-    await refreshAgents(tx);
-    await refreshMembers(tx);
+    const fresh = incremental ? 'refresh_new' : 'ratings';
+    await refreshAgents(tx, fresh);
+    await refreshMembers(tx, fresh);
     await refreshWalletChains(tx);
     await refreshWallets(tx);
     await refreshChains(tx);
@@ -190,12 +207,16 @@ export async function requireFullRefresh(tx: Queryable, reason: string): Promise
 
 const ownerOr = "coalesce(a.owner, '')";
 
+/** The rating columns the refresh reads from new and newly revoked ratings. */
+const NEW_COLS =
+  'network, agent_id, rater, value, revoked, tag1, feedback_uri, block_time, block_number, revoked_block';
+
 /**
  * Per-agent pieces (by class, by tag1, by issuer host, eligible ratings per rater), moved by the
  * DELTA of the ratings written or revoked since the last refresh; agents whose owner moved are
  * recounted from their rows. A full rebuild is the same with every rating new.
  */
-async function refreshAgents(tx: Queryable): Promise<void> {
+async function refreshAgents(tx: Queryable, fresh: string): Promise<void> {
   for (const t of ['agg_agent', 'agg_agent_tag', 'agg_agent_host', 'agg_agent_rater']) {
     await tx.query(`DELETE FROM ${t} x USING refresh_reset d WHERE x.network = d.network AND x.agent_id = d.agent_id`);
   }
@@ -217,7 +238,7 @@ async function refreshAgents(tx: Queryable): Promise<void> {
   await tx.query(`
     INSERT INTO refresh_delta (${cols})
     SELECT ${nowRow}
-      FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block
+      FROM ${fresh} r
       LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`);
   await tx.query(`
     INSERT INTO refresh_delta (${cols})
@@ -235,8 +256,7 @@ async function refreshAgents(tx: Queryable): Promise<void> {
            CASE WHEN NOT ${IN_DOMAIN('r')} THEN -1 ELSE 0 END,
            CASE WHEN ${IN_DOMAIN('r')} THEN -1 ELSE 0 END, CASE WHEN ${IN_DOMAIN('r')} THEN -r.value ELSE 0 END,
            NULL
-      FROM ratings r JOIN refresh_since s ON s.network = r.network
-       AND r.revoked AND r.revoked_block > s.block AND r.block_number <= s.block
+      FROM refresh_revoked r
       LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
      WHERE NOT EXISTS (SELECT 1 FROM refresh_reset d WHERE d.network = r.network AND d.agent_id = r.agent_id)`);
 
@@ -299,8 +319,7 @@ async function refreshAgents(tx: Queryable): Promise<void> {
  * membership rows that only new ratings add to (class-independent: a revocation or a transfer
  * moves none); the activity counts of the days new ratings fell on.
  */
-async function refreshMembers(tx: Queryable): Promise<void> {
-  const fresh = `(SELECT r.* FROM ratings r JOIN refresh_since s ON s.network = r.network AND r.block_number > s.block)`;
+async function refreshMembers(tx: Queryable, fresh: string): Promise<void> {
   const day = "(n.block_time AT TIME ZONE 'UTC')::date";
   await tx.query(`
     INSERT INTO agg_member (dim, key, member)
