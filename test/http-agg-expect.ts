@@ -226,7 +226,7 @@ export function expectedLeaderboard(
   for (const a of s.agents) {
     if (!a.owner) continue;
     const list = types.get(a.owner) ?? [];
-    if (!list.includes(a.declared_type)) list.push(a.declared_type);
+    if (a.declared_type !== null && !list.includes(a.declared_type)) list.push(a.declared_type);
     types.set(a.owner, list);
   }
   const sortTypes = (xs: (string | null)[]) =>

@@ -639,7 +639,7 @@ describe('free aggregate routes', () => {
       for (const a of stored.agents) {
         if (!a.owner) continue;
         const list = types.get(a.owner) ?? [];
-        if (!list.includes(a.declared_type)) list.push(a.declared_type);
+        if (a.declared_type !== null && !list.includes(a.declared_type)) list.push(a.declared_type);
         types.set(a.owner, list);
       }
       const sortTypes = (xs: (string | null)[]) =>
@@ -690,7 +690,8 @@ describe('free aggregate routes', () => {
         total_reviews: 4,
         chain_count: 2,
         networks: ['base', 'optimism'],
-        declared_types: ['trading', null],
+        // an identity that declares nothing adds nothing: never a null in the list
+        declared_types: ['trading'],
       });
       // Exact tie on the score and the raters: the wallet decides.
       const i5 = body.rows.findIndex((r: { wallet: string }) => r.wallet === W5);

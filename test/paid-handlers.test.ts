@@ -489,8 +489,11 @@ describe('paid handlers on the demo scenario', () => {
   });
 
   describe('rater profile', () => {
-    it('counts recomputed from the emitted rows; no score', async () => {
-      const rater = demo.facts.prolificRaters[0]!.address.toLowerCase();
+    it.each([
+      ['a prolific rater', () => demo.facts.prolificRaters[0]!.address],
+      ['a rater of an agent it now owns (self-ratings)', () => demo.facts.selfRater.address],
+    ])('counts recomputed from the emitted rows; no score: %s', async (_label, pick) => {
+      const rater = pick().toLowerCase();
       const rows = stored.ratings.filter((r) => r.rater === rater);
       const subjectOf = (r: StoredRating) => r.owner ?? `${r.network}:${r.agent_id}`;
       const { status, body } = await call('rater-profile', {
@@ -503,8 +506,12 @@ describe('paid handlers on the demo scenario', () => {
       expect(body.distinct_subjects).toBe(new Set(rows.map(subjectOf)).size);
       expect(body.self_ratings).toBe(rows.filter((r) => r.owner === rater).length);
       const active = rows.filter((r) => !r.revoked);
-      const eligible = active.filter((r) => Number(r.value) >= 0 && Number(r.value) <= 100);
+      // eligible: not revoked, in domain, and not a rating of a subject it owns
+      const eligible = active.filter(
+        (r) => Number(r.value) >= 0 && Number(r.value) <= 100 && subjectOf(r) !== rater,
+      );
       expect(body.eligible_count).toBe(eligible.length);
+      if (rows.some((r) => subjectOf(r) === rater)) expect(body.self_ratings).toBeGreaterThan(0);
       expect(body.value_avg).toBe(mean(eligible.map((r) => r.value)));
       const perSubject = new Map<string, number>();
       for (const r of active) perSubject.set(subjectOf(r), (perSubject.get(subjectOf(r)) ?? 0) + 1);

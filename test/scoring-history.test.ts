@@ -192,15 +192,15 @@ describe('rater pieces', () => {
       wallet: R1,
       ratings_emitted: 6,
       revoked_count: 1,
-      // not revoked and in domain: 80, 90, 100, 70
-      eligible_count: 4,
+      // not revoked, in domain, not on itself: 80, 90, 100 (the self-rating 70 is left out)
+      eligible_count: 3,
       self_ratings: 1,
       // S1 (two spellings), S2, S3, R1
       distinct_subjects: 4,
-      // (80 + 90 + 100 + 70)/4 = 340/4 = 85
-      value_avg: 85,
-      // deviations −5, 5, 15, −15 → (25 + 25 + 225 + 225)/4 = 125; sqrt(125) = 11.180339887…
-      value_stddev: 11.18034,
+      // (80 + 90 + 100)/3 = 90
+      value_avg: 90,
+      // deviations −10, 0, 10 → (100 + 0 + 100)/3 = 66.666…; sqrt = 8.164965809…
+      value_stddev: 8.164966,
       // active (not revoked) = 5: S1 2, S2 1, S3 1, R1 1 → 2/5 = 0.4
       top_subject_share: 0.4,
       first_rating_at: '2024-06-01T00:00:00.000Z',

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { noteStatement, noteWrite } from './write-epoch.js';
 import { logger } from '../log.js';
 import { registerDbPool } from '../metrics.js';
 
@@ -41,6 +42,12 @@ export interface Database extends Queryable {
    * it; call `readerOf(db)`.
    */
   reader?(): Queryable;
+  /**
+   * Raw bulk load of CSV text into `table` (`COPY … FROM '/dev/blob'`): PGlite only (the `pg`
+   * driver has no COPY FROM STDIN without an extra package). Trusted identifiers only; no
+   * conflict handling. The scale bench uses it as the reference for the ingest's write path.
+   */
+  copyCsv?(table: string, columns: readonly string[], csv: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,10 +109,12 @@ function openPostgres(url: string, readUrl: string | null): Database {
 
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      noteStatement(sql);
       const r = await c.query(sql, params as unknown[] | undefined);
       return r.rows as T[];
     },
     async exec(sql: string) {
+      noteWrite();
       await c.query(sql);
     },
   });
@@ -121,6 +130,7 @@ function openPostgres(url: string, readUrl: string | null): Database {
         await client.query('BEGIN');
         const out = await fn(on(client));
         await client.query('COMMIT');
+        noteWrite();
         return out;
       } catch (e) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -230,10 +240,12 @@ async function openPglite(dataDir: string): Promise<Database> {
   const heldLocks = new Set<string>();
   const on = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      noteStatement(sql);
       const r = await c.query<T>(sql, params as unknown[] | undefined);
       return r.rows;
     },
     async exec(sql: string) {
+      noteWrite();
       await c.exec(sql);
     },
   });
@@ -242,8 +254,18 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     ...base,
     reader: () => self,
-    transaction(fn) {
-      return db.transaction((tx) => fn(on(tx)));
+    async copyCsv(table, columns, csv) {
+      noteWrite();
+      await db.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], {
+        blob: new Blob([csv]),
+      });
+    },
+    async transaction(fn) {
+      try {
+        return await db.transaction((tx) => fn(on(tx)));
+      } finally {
+        noteWrite();
+      }
     },
     async tryWithLock(name, fn) {
       if (heldLocks.has(name)) return { acquired: false };

@@ -35,13 +35,13 @@ export type AfterPass = (db: Database) => Promise<void>;
 
 const refreshAfterPass: AfterPass = async (db) => {
   const t0 = performance.now();
-  await refreshAggregates(db);
+  await refreshAggregates(db, { incremental: true });
   recordAggregateRefresh((performance.now() - t0) / 1000);
 };
 let registeredAfterPass: AfterPass | null = refreshAfterPass;
 
 /**
- * Replaces the hook every pass runs after scanning (default: refreshAggregates of
+ * Replaces the hook every pass runs after scanning (default: the incremental refreshAggregates of
  * src/read/aggregates.ts). null disables it. Returns the previous hook.
  */
 export function setAfterPassHook(hook: AfterPass | null): AfterPass | null {

@@ -18,6 +18,7 @@
  * cheap relative to correctness; rare in practice: it needs a deep reorg carrying a metadata or
  * URI update of an older agent). When no stored hash matches at all, the same full rescan is done.
  */
+import { requireFullRefresh } from '../read/aggregates.js';
 import type { Database, Queryable } from '../db/database.js';
 
 /** Checkpoint hashes kept per chain (the deepest reorg walked back to a stored block). */
@@ -208,12 +209,13 @@ export async function rollbackAbove(tx: Queryable, network: string, block: numbe
 
 /**
  * Recomputes the aggregates derived from the agents a rollback touched (inside its transaction).
- * Today the free aggregates (src/read/aggregates.ts) are rebuilt whole by the after-pass refresh
- * that every pass runs after scanning, so there is nothing to do here; aggregate tables kept up
- * to date by the ingest must be recomputed here for `agentIds`.
+ * The free aggregates (src/read/aggregates.ts) are marked for a full rebuild by the after-pass
+ * refresh; aggregate tables kept up to date by the ingest must be recomputed here for `agentIds`.
  */
-async function recomputeDerivedAfterRollback(_tx: Queryable, _network: string, _agentIds: string[]): Promise<void> {
-  // Intentionally empty (see above): the after-pass refreshAggregates covers the free aggregates.
+async function recomputeDerivedAfterRollback(tx: Queryable, network: string, _agentIds: string[]): Promise<void> {
+  // The free aggregates: rows below a checkpoint were deleted, which the incremental refresh (it
+  // looks above the last refresh's checkpoints) cannot see: the next refresh rebuilds them whole.
+  await requireFullRefresh(tx, `rollback on ${network}`);
 }
 
 /**

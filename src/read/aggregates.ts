@@ -1,7 +1,15 @@
 /**
- * The free aggregates, recomputed after each index pass in ONE transaction (readers on PostgreSQL
+ * The free aggregates, refreshed after each index pass in ONE transaction (readers on PostgreSQL
  * keep seeing the previous set until it commits). Free routes read these tables; they never scan
  * the ratings table. The math is the scoring policy (see sql-fragments.ts and src/scoring).
+ *
+ * Incremental: the per-agent pieces (by class, by tag1, by issuer host) are recomputed for the
+ * agents the writes since the last refresh touched (new ratings, revocations, transfers,
+ * metadata, URIs, registrations, found by block above each chain's checkpoint at that refresh);
+ * the per-wallet rows of those agents' owners, now and at the last refresh; the activity of the days new
+ * ratings fell on; the class-independent distinct counts only ever grow by the new ratings
+ * (agg_member). The small top-level tables (chains, facets, types, issuers) are then summed from
+ * those pieces. A full rebuild is the same code with every agent, wallet and day in scope.
  */
 import type { Database, Queryable } from '../db/database.js';
 import { SHRINKAGE_K } from '../scoring/policies.js';
@@ -9,6 +17,10 @@ import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from './sql-fragments.js';
 
 const AGG_TABLES = [
   'agg_agent',
+  'agg_agent_tag',
+  'agg_agent_host',
+  'agg_agent_rater',
+  'agg_member',
   'agg_wallet_chain',
   'agg_wallet',
   'agg_chain',
@@ -23,13 +35,134 @@ export interface RefreshReport {
   wallets: number;
   prior: number | null;
   millis: number;
+  /** 'full': every table rebuilt; 'incremental': only what the writes since the last refresh touched. */
+  mode: 'full' | 'incremental';
+  /** Agents and wallets whose rows were recomputed. */
+  agents: number;
+  touched_wallets: number;
 }
 
-export async function refreshAggregates(db: Database, now: () => Date = () => new Date()): Promise<RefreshReport> {
+export interface RefreshOptions {
+  now?: () => Date;
+  /**
+   * Recompute only what changed since the last refresh (the after-pass hook asks for this). A full
+   * rebuild happens anyway when there is no previous refresh, after a rollback or a migration
+   * that asks for one. Writes are found by block above each chain's checkpoint at the last
+   * refresh (ratings, revocations, transfers, metadata, URIs, registrations): rows written
+   * below a checkpoint outside the ingest (by hand) are only picked up by a full rebuild.
+   */
+  incremental?: boolean;
+}
+
+interface RefreshMetaValue {
+  refreshed_at: string;
+  prior: number | null;
+  k: number;
+  /** Each chain's checkpoint (last_scanned_block) this refresh covered; null = never scanned. */
+  through?: Record<string, number | null>;
+}
+
+/**
+ * Recomputes the free aggregates in ONE transaction (REPEATABLE READ on PostgreSQL, so the
+ * checkpoints it records are exactly those of the rows it read). Free routes read these tables;
+ * they never scan the ratings table.
+ */
+export async function refreshAggregates(
+  db: Database,
+  opts: RefreshOptions | (() => Date) = {},
+): Promise<RefreshReport> {
+  const o: RefreshOptions = typeof opts === 'function' ? { now: opts } : opts;
+  const now = o.now ?? (() => new Date());
   const started = Date.now();
-  return db.transaction(async (tx) => {
-    for (const t of AGG_TABLES) await tx.query(`DELETE FROM ${t}`);
-    await refreshAgents(tx);
+  const report = await db.transaction(async (tx) => {
+    if (db.kind === 'postgres') await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    const meta = await tx.query<{ meta_key: string; value: RefreshMetaValue }>(
+      `SELECT meta_key, value FROM agg_meta WHERE meta_key IN ('refresh', 'rebuild')`,
+    );
+    const prev = meta.find((m) => m.meta_key === 'refresh')?.value;
+    const rebuild = meta.some((m) => m.meta_key === 'rebuild');
+    const chains = await tx.query<{ network: string; last_scanned_block: number | null }>(
+      `SELECT network, last_scanned_block FROM chains ORDER BY network`,
+    );
+    const through: Record<string, number | null> = {};
+    for (const c of chains) through[c.network] = c.last_scanned_block === null ? null : Number(c.last_scanned_block);
+    const incremental = o.incremental === true && !rebuild && prev?.through !== undefined;
+
+    // The scope: which agents and wallets to recompute, which days, which ratings are new.
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_since (network TEXT PRIMARY KEY, block BIGINT NOT NULL)`);
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_agents (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_wallets (wallet TEXT PRIMARY KEY)`);
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_days (network TEXT, day DATE, PRIMARY KEY (network, day))`);
+    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_reset (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+    for (const t of ['refresh_new', 'refresh_revoked']) {
+      await tx.query(`
+        CREATE TEMP TABLE IF NOT EXISTS ${t} (network TEXT, agent_id TEXT, rater TEXT, value NUMERIC, revoked BOOLEAN,
+          tag1 TEXT, feedback_uri TEXT, block_time TIMESTAMPTZ, block_number BIGINT, revoked_block BIGINT)`);
+    }
+    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days', 'refresh_reset', 'refresh_new', 'refresh_revoked']) {
+      await tx.query(`DELETE FROM ${t}`);
+    }
+    if (incremental) {
+      // a chain never covered (or new) counts from block -1: everything on it is new
+      const since = chains.map((c) => [c.network, prev.through?.[c.network] ?? -1] as const);
+      await tx.query(
+        `INSERT INTO refresh_since (network, block) SELECT * FROM unnest($1::text[], $2::bigint[])`,
+        [since.map((x) => x[0]), since.map((x) => x[1])],
+      );
+      // The ratings written since (and the older ones revoked since), chain by chain, each an
+      // index range (network, block_number) / (network, revoked_block): never a scan of the table.
+      for (const [network, block] of since) {
+        await tx.query(
+          `INSERT INTO refresh_new (${NEW_COLS}) SELECT ${NEW_COLS} FROM ratings WHERE network = $1 AND block_number > $2`,
+          [network, block],
+        );
+        await tx.query(
+          `INSERT INTO refresh_revoked (${NEW_COLS}) SELECT ${NEW_COLS} FROM ratings
+            WHERE network = $1 AND revoked AND revoked_block > $2 AND block_number <= $2`,
+          [network, block],
+        );
+      }
+      await tx.query(`
+        INSERT INTO refresh_agents (network, agent_id)
+        SELECT network, agent_id FROM refresh_new
+        UNION SELECT network, agent_id FROM refresh_revoked
+        UNION SELECT t.network, t.agent_id FROM ownership_transfers t
+               JOIN refresh_since s ON s.network = t.network AND t.block_number > s.block
+        UNION SELECT m.network, m.agent_id FROM agent_metadata m
+               JOIN refresh_since s ON s.network = m.network AND m.block_number > s.block
+        UNION SELECT a.network, a.agent_id FROM agents a JOIN refresh_since s ON s.network = a.network
+               AND (a.uri_block > s.block OR a.registered_block > s.block)`);
+      await tx.query(`
+        INSERT INTO refresh_wallets (wallet)
+        SELECT a.owner FROM agents a JOIN refresh_agents d ON d.network = a.network AND d.agent_id = a.agent_id
+         WHERE a.owner IS NOT NULL
+        UNION SELECT c.wallet FROM agg_wallet_chain c
+               JOIN refresh_agents d ON d.network = c.network AND d.agent_id = ANY(c.agent_ids)`);
+      await tx.query(`
+        INSERT INTO refresh_days (network, day)
+        SELECT DISTINCT r.network, (r.block_time AT TIME ZONE 'UTC')::date
+          FROM refresh_new r WHERE r.block_time IS NOT NULL`);
+      // an agent whose owner moved: its ratings change class wholesale; recount it from its rows
+      await tx.query(`
+        INSERT INTO refresh_reset (network, agent_id)
+        SELECT DISTINCT t.network, t.agent_id FROM ownership_transfers t
+          JOIN refresh_since s ON s.network = t.network AND t.block_number > s.block`);
+    } else {
+      for (const t of AGG_TABLES) await tx.query(`DELETE FROM ${t}`);
+      await tx.query(`INSERT INTO refresh_since (network, block) SELECT network, -1 FROM chains`);
+      await tx.query(`
+        INSERT INTO refresh_agents (network, agent_id)
+        SELECT network, agent_id FROM agents UNION SELECT DISTINCT network, agent_id FROM ratings`);
+      await tx.query(`INSERT INTO refresh_wallets (wallet) SELECT DISTINCT owner FROM agents WHERE owner IS NOT NULL`);
+      await tx.query(`
+        INSERT INTO refresh_days (network, day)
+        SELECT DISTINCT network, (block_time AT TIME ZONE 'UTC')::date FROM ratings WHERE block_time IS NOT NULL`);
+    }
+    // ratings of a chain that is not in the chains table (none in practice) are never "new"
+    // incrementally; the full rebuild sees them through the unfiltered queries below.
+    const fresh = incremental ? 'refresh_new' : 'ratings';
+    await refreshAgents(tx, fresh);
+    await refreshMembers(tx, fresh);
     await refreshWalletChains(tx);
     await refreshWallets(tx);
     await refreshChains(tx);
@@ -39,66 +172,209 @@ export async function refreshAggregates(db: Database, now: () => Date = () => ne
     const [p] = await tx.query<{ prior: number | null; wallets: number }>(
       `SELECT avg(final_score) AS prior, count(*) AS wallets FROM agg_wallet WHERE final_score IS NOT NULL`,
     );
+    const [n] = await tx.query<{ agents: number; wallets: number }>(
+      `SELECT (SELECT count(*) FROM refresh_agents)::int AS agents, (SELECT count(*) FROM refresh_wallets)::int AS wallets`,
+    );
     const refreshedAt = now().toISOString();
+    const value: RefreshMetaValue = { refreshed_at: refreshedAt, prior: p?.prior ?? null, k: SHRINKAGE_K, through };
     await tx.query(
       `INSERT INTO agg_meta (meta_key, value) VALUES ('refresh', $1::jsonb)
        ON CONFLICT (meta_key) DO UPDATE SET value = EXCLUDED.value`,
-      [JSON.stringify({ refreshed_at: refreshedAt, prior: p?.prior ?? null, k: SHRINKAGE_K })],
+      [JSON.stringify(value)],
     );
-    return { refreshed_at: refreshedAt, wallets: p?.wallets ?? 0, prior: p?.prior ?? null, millis: Date.now() - started };
+    await tx.query(`DELETE FROM agg_meta WHERE meta_key = 'rebuild'`);
+    return {
+      refreshed_at: refreshedAt,
+      wallets: Number(p?.wallets ?? 0),
+      prior: p?.prior ?? null,
+      millis: 0,
+      mode: incremental ? ('incremental' as const) : ('full' as const),
+      agents: Number(n?.agents ?? 0),
+      touched_wallets: Number(n?.wallets ?? 0),
+    };
   });
+  return { ...report, millis: Date.now() - started };
 }
 
-async function refreshAgents(tx: Queryable): Promise<void> {
-  // An id whose owner is not known yet has no self-ratings to set apart (owner compared as '').
-  const owner = "coalesce(a.owner, '')";
+/** Asks the next refresh to rebuild everything (after a rollback deleted rows below a checkpoint). */
+export async function requireFullRefresh(tx: Queryable, reason: string): Promise<void> {
+  await tx.query(
+    `INSERT INTO agg_meta (meta_key, value) VALUES ('rebuild', $1::jsonb)
+     ON CONFLICT (meta_key) DO UPDATE SET value = EXCLUDED.value`,
+    [JSON.stringify({ reason })],
+  );
+}
+
+const ownerOr = "coalesce(a.owner, '')";
+
+/** The rating columns the refresh reads from new and newly revoked ratings. */
+const NEW_COLS =
+  'network, agent_id, rater, value, revoked, tag1, feedback_uri, block_time, block_number, revoked_block';
+
+/**
+ * Per-agent pieces (by class, by tag1, by issuer host, eligible ratings per rater), moved by the
+ * DELTA of the ratings written or revoked since the last refresh; agents whose owner moved are
+ * recounted from their rows. A full rebuild is the same with every rating new.
+ */
+async function refreshAgents(tx: Queryable, fresh: string): Promise<void> {
+  for (const t of ['agg_agent', 'agg_agent_tag', 'agg_agent_host', 'agg_agent_rater']) {
+    await tx.query(`DELETE FROM ${t} x USING refresh_reset d WHERE x.network = d.network AND x.agent_id = d.agent_id`);
+  }
+  // One row per affected rating: its contribution now, minus (for an older rating revoked since)
+  // its contribution before (it was live then: the earliest revocation is the one recorded).
   await tx.query(`
-    INSERT INTO agg_agent (network, agent_id, ratings, total_reviews, eligible_sum, distinct_raters)
-    SELECT r.network, r.agent_id, count(*)::int,
-           (count(*) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int,
-           sum(r.value) FILTER (WHERE ${ELIGIBLE('r', owner)}),
-           (count(DISTINCT r.rater) FILTER (WHERE ${ELIGIBLE('r', owner)}))::int
-      FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-     GROUP BY r.network, r.agent_id`);
+    CREATE TEMP TABLE IF NOT EXISTS refresh_delta (
+      network TEXT, agent_id TEXT, tag1 TEXT, host TEXT, rater TEXT, ratings INTEGER, eligible INTEGER,
+      esum NUMERIC, self INTEGER, revoked INTEGER, ood INTEGER, live INTEGER, lsum NUMERIC, last_at TIMESTAMPTZ)`);
+  await tx.query(`DELETE FROM refresh_delta`);
+  const elig = ELIGIBLE('r', ownerOr);
+  const live = `(NOT r.revoked AND ${IN_DOMAIN('r')})`;
+  const nowRow = `r.network, r.agent_id, r.tag1, coalesce(${URI_HOST('r.feedback_uri')}, ''), r.rater, 1,
+           CASE WHEN ${elig} THEN 1 ELSE 0 END, CASE WHEN ${elig} THEN r.value ELSE 0 END,
+           CASE WHEN ${SELF('r', 'a.owner')} THEN 1 ELSE 0 END, CASE WHEN r.revoked THEN 1 ELSE 0 END,
+           CASE WHEN NOT r.revoked AND NOT ${IN_DOMAIN('r')} THEN 1 ELSE 0 END,
+           CASE WHEN ${live} THEN 1 ELSE 0 END, CASE WHEN ${live} THEN r.value ELSE 0 END, r.block_time`;
+  const cols = 'network, agent_id, tag1, host, rater, ratings, eligible, esum, self, revoked, ood, live, lsum, last_at';
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT ${nowRow}
+      FROM ${fresh} r
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`);
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT ${nowRow}
+      FROM refresh_reset d JOIN ratings r ON r.network = d.network AND r.agent_id = d.agent_id
+      JOIN refresh_since s ON s.network = r.network AND r.block_number <= s.block
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`);
+  // older ratings revoked since: live → revoked
+  const wasElig = `(${IN_DOMAIN('r')} AND r.rater <> ${ownerOr})`;
+  await tx.query(`
+    INSERT INTO refresh_delta (${cols})
+    SELECT r.network, r.agent_id, r.tag1, coalesce(${URI_HOST('r.feedback_uri')}, ''), r.rater, 0,
+           CASE WHEN ${wasElig} THEN -1 ELSE 0 END, CASE WHEN ${wasElig} THEN -r.value ELSE 0 END,
+           CASE WHEN ${IN_DOMAIN('r')} AND r.rater = a.owner THEN -1 ELSE 0 END, 1,
+           CASE WHEN NOT ${IN_DOMAIN('r')} THEN -1 ELSE 0 END,
+           CASE WHEN ${IN_DOMAIN('r')} THEN -1 ELSE 0 END, CASE WHEN ${IN_DOMAIN('r')} THEN -r.value ELSE 0 END,
+           NULL
+      FROM refresh_revoked r
+      LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
+     WHERE NOT EXISTS (SELECT 1 FROM refresh_reset d WHERE d.network = r.network AND d.agent_id = r.agent_id)`);
+
+  await tx.query(`
+    INSERT INTO agg_agent (network, agent_id, ratings, total_reviews, eligible_sum, distinct_raters, self_count,
+                           revoked_count, out_of_domain_count, live_count, live_sum, last_rating_at)
+    SELECT network, agent_id, sum(ratings), sum(eligible), sum(esum), 0, sum(self), sum(revoked), sum(ood),
+           sum(live), sum(lsum), max(last_at)
+      FROM refresh_delta GROUP BY network, agent_id
+    ON CONFLICT (network, agent_id) DO UPDATE SET
+      ratings = agg_agent.ratings + EXCLUDED.ratings,
+      total_reviews = agg_agent.total_reviews + EXCLUDED.total_reviews,
+      eligible_sum = coalesce(agg_agent.eligible_sum, 0) + EXCLUDED.eligible_sum,
+      self_count = agg_agent.self_count + EXCLUDED.self_count,
+      revoked_count = agg_agent.revoked_count + EXCLUDED.revoked_count,
+      out_of_domain_count = agg_agent.out_of_domain_count + EXCLUDED.out_of_domain_count,
+      live_count = agg_agent.live_count + EXCLUDED.live_count,
+      live_sum = coalesce(agg_agent.live_sum, 0) + EXCLUDED.live_sum,
+      last_rating_at = greatest(agg_agent.last_rating_at, EXCLUDED.last_rating_at)`);
+  await tx.query(`
+    INSERT INTO agg_agent_rater (network, agent_id, rater, eligible)
+    SELECT network, agent_id, rater, sum(eligible) FROM refresh_delta
+     GROUP BY network, agent_id, rater HAVING sum(eligible) <> 0
+    ON CONFLICT (network, agent_id, rater) DO UPDATE SET eligible = agg_agent_rater.eligible + EXCLUDED.eligible`);
+  await tx.query(`
+    INSERT INTO agg_agent_tag (network, agent_id, tag_key, tag1, ratings, eligible, eligible_sum)
+    SELECT network, agent_id, md5(tag1), min(tag1), sum(ratings), sum(eligible), sum(esum)
+      FROM refresh_delta GROUP BY network, agent_id, md5(tag1)
+    ON CONFLICT (network, agent_id, tag_key) DO UPDATE SET
+      ratings = agg_agent_tag.ratings + EXCLUDED.ratings,
+      eligible = agg_agent_tag.eligible + EXCLUDED.eligible,
+      eligible_sum = coalesce(agg_agent_tag.eligible_sum, 0) + EXCLUDED.eligible_sum`);
+  await tx.query(`
+    INSERT INTO agg_agent_host (network, agent_id, host_key, host, ratings)
+    SELECT network, agent_id, md5(host), min(host), sum(ratings)
+      FROM refresh_delta GROUP BY network, agent_id, md5(host) HAVING sum(ratings) > 0
+    ON CONFLICT (network, agent_id, host_key) DO UPDATE SET ratings = agg_agent_host.ratings + EXCLUDED.ratings`);
+  // Normal forms (so a moved sum reads exactly like a recount): NULL when nothing is counted,
+  // trailing zeros trimmed; distinct eligible raters recounted from agg_agent_rater.
+  await tx.query(`
+    CREATE TEMP TABLE IF NOT EXISTS refresh_moved (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+  await tx.query(`DELETE FROM refresh_moved`);
+  await tx.query(`INSERT INTO refresh_moved SELECT DISTINCT network, agent_id FROM refresh_delta`);
+  await tx.query(`
+    DELETE FROM agg_agent_rater x USING refresh_moved m
+     WHERE x.network = m.network AND x.agent_id = m.agent_id AND x.eligible <= 0`);
+  await tx.query(`
+    UPDATE agg_agent g SET
+      eligible_sum = CASE WHEN g.total_reviews = 0 THEN NULL ELSE trim_scale(g.eligible_sum) END,
+      live_sum = CASE WHEN g.live_count = 0 THEN NULL ELSE trim_scale(g.live_sum) END,
+      distinct_raters = (SELECT count(*) FROM agg_agent_rater x WHERE x.network = g.network AND x.agent_id = g.agent_id)::int
+      FROM refresh_moved m WHERE g.network = m.network AND g.agent_id = m.agent_id`);
+  await tx.query(`
+    UPDATE agg_agent_tag t SET eligible_sum = CASE WHEN t.eligible = 0 THEN NULL ELSE trim_scale(t.eligible_sum) END
+      FROM refresh_moved m WHERE t.network = m.network AND t.agent_id = m.agent_id`);
+}
+
+/**
+ * Distinct raters per chain, per facet, per issuer host and per day, distinct agents per host:
+ * membership rows that only new ratings add to (class-independent: a revocation or a transfer
+ * moves none); the activity counts of the days new ratings fell on.
+ */
+async function refreshMembers(tx: Queryable, fresh: string): Promise<void> {
+  const day = "(n.block_time AT TIME ZONE 'UTC')::date";
+  await tx.query(`
+    INSERT INTO agg_member (dim, key, member)
+    SELECT DISTINCT 'chain_rater', n.network, n.rater FROM ${fresh} n
+    UNION SELECT 'facet_rater', n.network || ':' || md5(n.tag1), n.rater FROM ${fresh} n
+    UNION SELECT 'facet_rater', '*:' || md5(n.tag1), n.rater FROM ${fresh} n
+    UNION SELECT 'issuer_rater', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.rater FROM ${fresh} n
+    UNION SELECT 'issuer_agent', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.network || ':' || n.agent_id
+            FROM ${fresh} n
+    UNION SELECT 'day_rater', n.network || ':' || ${day}, n.rater FROM ${fresh} n WHERE n.block_time IS NOT NULL
+    ON CONFLICT DO NOTHING`);
+  await tx.query(`
+    INSERT INTO agg_chain_day (network, day, ratings, distinct_raters)
+    SELECT n.network, ${day}, count(*)::int, 0 FROM ${fresh} n WHERE n.block_time IS NOT NULL GROUP BY 1, 2
+    ON CONFLICT (network, day) DO UPDATE SET ratings = agg_chain_day.ratings + EXCLUDED.ratings`);
+  await tx.query(`
+    UPDATE agg_chain_day c SET distinct_raters =
+      (SELECT count(*) FROM agg_member m WHERE m.dim = 'day_rater' AND m.key = c.network || ':' || c.day)::int
+      FROM refresh_days d WHERE c.network = d.network AND c.day = d.day`);
 }
 
 async function refreshWalletChains(tx: Queryable): Promise<void> {
+  await tx.query(`DELETE FROM agg_wallet_chain x USING refresh_wallets w WHERE x.wallet = w.wallet`);
+  await tx.query(`DELETE FROM agg_wallet x USING refresh_wallets w WHERE x.wallet = w.wallet`);
+  // Distinct eligible raters per (wallet, chain) and per wallet: from the wallets' ratings.
+  await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_raters (wallet TEXT, network TEXT, n INTEGER)`);
+  await tx.query(`DELETE FROM refresh_raters`);
+  await tx.query(`
+    INSERT INTO refresh_raters (wallet, network, n)
+    SELECT a.owner, x.network, count(DISTINCT x.rater)::int
+      FROM refresh_wallets w JOIN agents a ON a.owner = w.wallet
+      JOIN agg_agent_rater x ON x.network = a.network AND x.agent_id = a.agent_id
+     GROUP BY GROUPING SETS ((a.owner, x.network), (a.owner))`);
   await tx.query(`
     INSERT INTO agg_wallet_chain (wallet, network, agent_ids, agent_count, declared_types, ratings, total_reviews,
       eligible_sum, final_score, distinct_raters, self_count, revoked_count, out_of_domain_count, last_rating_at)
-    WITH owned AS (
-      SELECT owner AS wallet, network,
-             array_agg(agent_id ORDER BY length(agent_id), agent_id) AS agent_ids,
-             count(*)::int AS agent_count,
-             array_agg(DISTINCT declared_type) AS declared_types
-        FROM agents WHERE owner IS NOT NULL
-       GROUP BY owner, network
-    ), rated AS (
-      SELECT a.owner AS wallet, r.network,
-             count(*)::int AS ratings,
-             (count(*) FILTER (WHERE ${ELIGIBLE('r', 'a.owner')}))::int AS total_reviews,
-             sum(r.value) FILTER (WHERE ${ELIGIBLE('r', 'a.owner')}) AS eligible_sum,
-             (count(DISTINCT r.rater) FILTER (WHERE ${ELIGIBLE('r', 'a.owner')}))::int AS distinct_raters,
-             (count(*) FILTER (WHERE ${SELF('r', 'a.owner')}))::int AS self_count,
-             (count(*) FILTER (WHERE r.revoked))::int AS revoked_count,
-             (count(*) FILTER (WHERE NOT r.revoked AND NOT ${IN_DOMAIN('r')}))::int AS out_of_domain_count,
-             max(r.block_time) AS last_rating_at
-        FROM ratings r JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-       WHERE a.owner IS NOT NULL
-       GROUP BY a.owner, r.network
-    )
-    SELECT o.wallet, o.network, o.agent_ids, o.agent_count, o.declared_types,
-           coalesce(rt.ratings, 0), coalesce(rt.total_reviews, 0), rt.eligible_sum,
-           CASE WHEN rt.total_reviews > 0 THEN (rt.eligible_sum / rt.total_reviews)::float8 END,
-           coalesce(rt.distinct_raters, 0), coalesce(rt.self_count, 0), coalesce(rt.revoked_count, 0),
-           coalesce(rt.out_of_domain_count, 0), rt.last_rating_at
-      FROM owned o LEFT JOIN rated rt ON rt.wallet = o.wallet AND rt.network = o.network`);
+    SELECT a.owner, a.network,
+           array_agg(a.agent_id ORDER BY length(a.agent_id), a.agent_id),
+           count(*)::int,
+           array_agg(DISTINCT a.declared_type),
+           coalesce(sum(g.ratings), 0)::int, coalesce(sum(g.total_reviews), 0)::int, sum(g.eligible_sum),
+           CASE WHEN sum(g.total_reviews) > 0 THEN (sum(g.eligible_sum) / sum(g.total_reviews))::float8 END,
+           coalesce(max(rr.n), 0), coalesce(sum(g.self_count), 0)::int, coalesce(sum(g.revoked_count), 0)::int,
+           coalesce(sum(g.out_of_domain_count), 0)::int, max(g.last_rating_at)
+      FROM refresh_wallets w JOIN agents a ON a.owner = w.wallet
+      LEFT JOIN agg_agent g ON g.network = a.network AND g.agent_id = a.agent_id
+      LEFT JOIN refresh_raters rr ON rr.wallet = a.owner AND rr.network = a.network
+     GROUP BY a.owner, a.network`);
   // Per-chain ranking: shrink toward that chain's prior (mean of the chain's scored wallets).
   await tx.query(
     `UPDATE agg_wallet_chain w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
        FROM (SELECT network, avg(final_score) AS prior FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network) p
-      WHERE p.network = w.network AND w.final_score IS NOT NULL`,
+      WHERE p.network = w.network AND w.final_score IS NOT NULL
+        AND w.shrunk_score IS DISTINCT FROM (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)`,
     [SHRINKAGE_K],
   );
 }
@@ -108,98 +384,97 @@ async function refreshWallets(tx: Queryable): Promise<void> {
   await tx.query(`
     INSERT INTO agg_wallet (wallet, final_score, distinct_raters, total_reviews, ratings, chain_count, networks,
       identity_count, chains_with_identity, chains_with_reputation, declared_types, last_rating_at)
-    WITH raters AS (
-      SELECT a.owner AS wallet, count(DISTINCT r.rater)::int AS distinct_raters
-        FROM ratings r JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-       WHERE a.owner IS NOT NULL AND ${ELIGIBLE('r', 'a.owner')}
-       GROUP BY a.owner
-    ), types AS (
-      SELECT wallet, array_agg(DISTINCT t) AS declared_types
-        FROM agg_wallet_chain, unnest(declared_types) AS t
-       GROUP BY wallet
+    WITH types AS (
+      SELECT c.wallet, array_agg(DISTINCT t) AS declared_types
+        FROM refresh_wallets rw JOIN agg_wallet_chain c ON c.wallet = rw.wallet, unnest(c.declared_types) AS t
+       GROUP BY c.wallet
     )
-    SELECT w.wallet, avg(w.final_score), coalesce(max(ra.distinct_raters), 0), sum(w.total_reviews)::int,
+    SELECT w.wallet, avg(w.final_score), coalesce(max(ra.n), 0), sum(w.total_reviews)::int,
            sum(w.ratings)::int,
            (count(*) FILTER (WHERE w.final_score IS NOT NULL))::int,
            coalesce(array_agg(w.network ORDER BY w.network) FILTER (WHERE w.final_score IS NOT NULL), '{}'),
            sum(w.agent_count)::int, count(*)::int, (count(*) FILTER (WHERE w.ratings > 0))::int,
            coalesce(max(ty.declared_types), '{}'), max(w.last_rating_at)
-      FROM agg_wallet_chain w
-      LEFT JOIN raters ra ON ra.wallet = w.wallet
+      FROM refresh_wallets rw JOIN agg_wallet_chain w ON w.wallet = rw.wallet
+      LEFT JOIN refresh_raters ra ON ra.wallet = w.wallet AND ra.network IS NULL
       LEFT JOIN types ty ON ty.wallet = w.wallet
      GROUP BY w.wallet`);
   await tx.query(
     `UPDATE agg_wallet w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
        FROM (SELECT avg(final_score) AS prior FROM agg_wallet WHERE final_score IS NOT NULL) p
-      WHERE w.final_score IS NOT NULL AND p.prior IS NOT NULL`,
+      WHERE w.final_score IS NOT NULL AND p.prior IS NOT NULL
+        AND w.shrunk_score IS DISTINCT FROM (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)`,
     [SHRINKAGE_K],
   );
 }
 
 async function refreshChains(tx: Queryable): Promise<void> {
-  // Every configured chain gets a row, zeros included.
+  // Every configured chain gets a row, zeros included; summed from the per-agent pieces.
+  await tx.query(`DELETE FROM agg_chain`);
   await tx.query(`
     INSERT INTO agg_chain (network, agents, ratings, distinct_raters, rated_agents, scored_wallets, mean_value, prior)
     SELECT c.network,
            coalesce((SELECT count(*) FROM agents a WHERE a.network = c.network), 0)::int,
-           coalesce(rs.ratings, 0), coalesce(rs.distinct_raters, 0), coalesce(rs.rated_agents, 0),
+           coalesce(rs.ratings, 0), coalesce(mr.n, 0), coalesce(rs.rated_agents, 0),
            coalesce(ws.scored, 0), rs.mean_value, ws.prior
       FROM chains c
       LEFT JOIN (
-        SELECT r.network, count(*)::int AS ratings, count(DISTINCT r.rater)::int AS distinct_raters,
-               count(DISTINCT r.agent_id)::int AS rated_agents,
-               avg(r.value::float8) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}) AS mean_value
-          FROM ratings r GROUP BY r.network
+        SELECT network, sum(ratings)::int AS ratings, count(*)::int AS rated_agents,
+               CASE WHEN sum(live_count) > 0 THEN (sum(live_sum) / sum(live_count))::float8 END AS mean_value
+          FROM agg_agent GROUP BY network
       ) rs ON rs.network = c.network
+      LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'chain_rater' GROUP BY key) mr
+        ON mr.key = c.network
       LEFT JOIN (
         SELECT network, count(*)::int AS scored, avg(final_score) AS prior
           FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network
       ) ws ON ws.network = c.network`);
-  await tx.query(`
-    INSERT INTO agg_chain_day (network, day, ratings, distinct_raters)
-    SELECT network, (block_time AT TIME ZONE 'UTC')::date, count(*)::int, count(DISTINCT rater)::int
-      FROM ratings WHERE block_time IS NOT NULL
-     GROUP BY network, (block_time AT TIME ZONE 'UTC')::date`);
 }
 
 async function refreshFacets(tx: Queryable): Promise<void> {
-  const select = (networkExpr: string, agentKey: string, groupBy: string) => `
-    SELECT ${networkExpr}, r.tag1, count(*)::int,
-           (count(*) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}))::int,
-           avg(r.value::float8) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}),
-           count(DISTINCT ${agentKey})::int, count(DISTINCT r.rater)::int
-      FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-     GROUP BY ${groupBy}`;
+  await tx.query(`DELETE FROM agg_facet`);
   const cols = 'network, tag1, ratings, eligible, mean, distinct_agents, distinct_raters';
-  await tx.query(`INSERT INTO agg_facet (${cols}) ${select('r.network', 'r.agent_id', 'r.network, r.tag1')}`);
-  await tx.query(`INSERT INTO agg_facet (${cols}) ${select("'*'", "r.network || ':' || r.agent_id", 'r.tag1')}`);
+  // per chain, then all chains ('*'): sums of the per-agent pieces, raters from agg_member
+  for (const [network, agentKey, groupBy, memberKey] of [
+    ['t.network', 't.agent_id', 't.network, t.tag1', "f.network || ':' || md5(f.tag1)"],
+    ["'*'", "t.network || ':' || t.agent_id", 't.tag1', "'*:' || md5(f.tag1)"],
+  ] as const) {
+    await tx.query(`
+      INSERT INTO agg_facet (${cols})
+      SELECT f.network, f.tag1, f.ratings, f.eligible, f.mean, f.distinct_agents, coalesce(m.n, 0)
+        FROM (
+          SELECT ${network} AS network, t.tag1, sum(t.ratings)::int AS ratings, sum(t.eligible)::int AS eligible,
+                 CASE WHEN sum(t.eligible) > 0 THEN (sum(t.eligible_sum) / sum(t.eligible))::float8 END AS mean,
+                 count(DISTINCT ${agentKey})::int AS distinct_agents
+            FROM agg_agent_tag t GROUP BY ${groupBy}
+        ) f
+        LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'facet_rater' GROUP BY key) m
+          ON m.key = ${memberKey}`);
+  }
 }
 
 async function refreshTypes(tx: Queryable): Promise<void> {
+  await tx.query(`DELETE FROM agg_type`);
   await tx.query(`
     INSERT INTO agg_type (declared_type, declared, agent_count, rated_agent_count, total_reviews, avg_score)
-    WITH per_agent AS (
-      SELECT a.network, a.agent_id, a.declared_type,
-             (count(r.*) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}))::int AS eligible,
-             sum(r.value) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}) AS eligible_sum
-        FROM agents a LEFT JOIN ratings r ON r.network = a.network AND r.agent_id = a.agent_id
-       GROUP BY a.network, a.agent_id, a.declared_type
-    )
-    SELECT coalesce(declared_type, ''), declared_type IS NOT NULL, count(*)::int,
-           (count(*) FILTER (WHERE eligible > 0))::int, sum(eligible)::int,
-           CASE WHEN sum(eligible) > 0 THEN (sum(eligible_sum) / sum(eligible))::float8 END
-      FROM per_agent
-     GROUP BY coalesce(declared_type, ''), declared_type IS NOT NULL`);
+    SELECT coalesce(a.declared_type, ''), a.declared_type IS NOT NULL, count(*)::int,
+           (count(*) FILTER (WHERE g.total_reviews > 0))::int, coalesce(sum(g.total_reviews), 0)::int,
+           CASE WHEN sum(g.total_reviews) > 0 THEN (sum(g.eligible_sum) / sum(g.total_reviews))::float8 END
+      FROM agents a LEFT JOIN agg_agent g ON g.network = a.network AND g.agent_id = a.agent_id
+     GROUP BY coalesce(a.declared_type, ''), a.declared_type IS NOT NULL`);
 }
 
 async function refreshIssuers(tx: Queryable): Promise<void> {
+  await tx.query(`DELETE FROM agg_issuer`);
   await tx.query(`
     INSERT INTO agg_issuer (host, ratings, distinct_agents, distinct_raters)
-    SELECT coalesce(${URI_HOST('r.feedback_uri')}, ''), count(*)::int,
-           count(DISTINCT r.network || ':' || r.agent_id)::int, count(DISTINCT r.rater)::int
-      FROM ratings r
-     GROUP BY 1`);
+    SELECT h.host, h.ratings, coalesce(ma.n, 0), coalesce(mr.n, 0)
+      FROM (SELECT host, sum(ratings)::int AS ratings FROM agg_agent_host GROUP BY host) h
+      LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'issuer_agent' GROUP BY key) ma
+        ON ma.key = md5(h.host)
+      LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'issuer_rater' GROUP BY key) mr
+        ON mr.key = md5(h.host)`);
 }
 
 /** The refresh stamp and the live global prior; nulls before the first refresh. */

@@ -34,7 +34,7 @@ export interface LeaderboardRow {
   total_reviews: number;
   chain_count: number;
   networks: string[];
-  declared_types: (string | null)[];
+  declared_types: string[];
 }
 
 export interface Ranking<R> {
@@ -45,6 +45,14 @@ export interface Ranking<R> {
   /** When the aggregates behind the rows were recomputed; null before the first refresh. */
   refreshed_at: string | null;
   rows: R[];
+}
+
+/**
+ * The declared types a ranking row shows: the types its identities declare, by code unit; an
+ * identity that declares none adds nothing (a wallet whose identities declare nothing shows `[]`).
+ */
+export function rowTypes(types: readonly (string | null)[] | null): string[] {
+  return sortTypes((types ?? []).filter((t): t is string => t !== null)) as string[];
 }
 
 /** Strings by code unit, nulls last: a collation-free, deterministic order. */
@@ -183,7 +191,7 @@ export async function readLeaderboard(
       total_reviews: chains.reduce((s, c) => s + c.count, 0),
       chain_count: score.chain_count,
       networks: score.per_chain.filter((c) => c.final_score !== null).map((c) => c.network),
-      declared_types: sortTypes(w.declared_types ?? []),
+      declared_types: rowTypes(w.declared_types),
     };
   });
   return { ...base, rows: slice<LeaderboardRow>(candidates, bounds, offset, limit) };
@@ -199,7 +207,7 @@ export interface ChainRankRow {
   total_reviews: number;
   agent_count: number;
   agent_ids: string[];
-  declared_types: (string | null)[];
+  declared_types: string[];
 }
 
 /**
@@ -246,7 +254,7 @@ export async function readChainRanking(
       total_reviews: Number(r.total_reviews),
       agent_count: Number(r.agent_count),
       agent_ids: r.agent_ids,
-      declared_types: sortTypes(r.declared_types ?? []),
+      declared_types: rowTypes(r.declared_types),
     };
   });
   return { ...base, rows: slice<ChainRankRow>(candidates, bounds, 0, limit) };

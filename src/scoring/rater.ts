@@ -30,7 +30,10 @@ export interface RaterStats {
   /** Every rating emitted, revoked and out-of-domain included. */
   ratings_emitted: number;
   revoked_count: number;
-  /** Not revoked and in domain: the denominator of `value_avg` and `value_stddev`. */
+  /**
+   * Not revoked, in domain and not a self-rating (the rated subject is not the rater itself): the
+   * denominator of `value_avg` and `value_stddev`.
+   */
   eligible_count: number;
   /** Ratings it wrote on subjects it owns (any state); counted here, not excluded. */
   self_ratings: number;
@@ -103,7 +106,8 @@ export function raterStats(raterWallet: string, emitted: readonly EmittedRating[
     }
     ch.total += 1;
     ch.subjects.add(subject);
-    if (sameAddress(r.subject, raterWallet)) self += 1;
+    const isSelf = sameAddress(r.subject, raterWallet);
+    if (isSelf) self += 1;
     if (r.blockTime !== null && Number.isFinite(r.blockTime.getTime())) {
       const t = r.blockTime.getTime();
       if (first === null || t < first) first = t;
@@ -117,7 +121,7 @@ export function raterStats(raterWallet: string, emitted: readonly EmittedRating[
     ch.active += 1;
     activeBySubject.set(subject, (activeBySubject.get(subject) ?? 0) + 1);
     const d = parseDecimal(r.value);
-    if (d !== null && decimalInDomain(d)) eligible.push(d);
+    if (d !== null && decimalInDomain(d) && !isSelf) eligible.push(d);
   }
   let sum: ExactDecimal = { units: 0n, scale: 0 };
   for (const d of eligible) {

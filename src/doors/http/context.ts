@@ -3,6 +3,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { FacilitatorClient } from '../../payments/facilitator.js';
+import type { FreeAnswerCache } from './free-cache.js';
 import type { RateLimitStore } from './rate-limit.js';
 
 export interface AppContext {
@@ -17,6 +18,11 @@ export interface AppContext {
    * otherwise. Absent (tests): each app made from this context keeps its own in-process buckets.
    */
   rateLimit?: RateLimitStore;
+  /**
+   * Precomputed free answers (free-cache.ts). Absent: each app made from this context builds its
+   * own; null: every free answer is computed per request (the bench compares both).
+   */
+  freeCache?: FreeAnswerCache | null;
 }
 
 /**

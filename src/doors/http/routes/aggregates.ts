@@ -163,9 +163,9 @@ const ChainRowSchema = z
     total_reviews: z.number().int().openapi({ description: 'Eligible ratings on this chain.' }),
     agent_count: z.number().int(),
     agent_ids: z.array(z.string()),
-    declared_types: z
-      .array(z.string().nullable())
-      .openapi({ description: 'Self-declared, never verified; null = declares none.' }),
+    declared_types: z.array(z.string()).openapi({
+      description: 'Types its identities declare (self-declared, never verified); [] when none declares one.',
+    }),
   })
   .openapi('ChainRow');
 
@@ -271,8 +271,8 @@ const LeaderboardRowSchema = z
     total_reviews: z.number().int().openapi({ description: 'Eligible ratings behind final_score.' }),
     chain_count: z.number().int().openapi({ description: 'Chains contributing a score.' }),
     networks: z.array(z.string()).openapi({ description: 'Which chains contribute a score.' }),
-    declared_types: z.array(z.string().nullable()).openapi({
-      description: 'Types its identities declare (self-declared, never verified); null = declares none.',
+    declared_types: z.array(z.string()).openapi({
+      description: 'Types its identities declare (self-declared, never verified); [] when none declares one.',
     }),
   })
   .openapi('LeaderboardRow');
