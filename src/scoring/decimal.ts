@@ -161,6 +161,17 @@ export class DecimalSum {
     this.count += 1;
   }
 
+  /** Adds a pre-aggregated exact sum of `count` values (what a maintained aggregate stores). */
+  addSum(d: ExactDecimal, count: number): void {
+    if (d.scale === this.scale) this.units += d.units;
+    else if (d.scale < this.scale) this.units += d.units * pow10(this.scale - d.scale);
+    else {
+      this.units = this.units * pow10(d.scale - this.scale) + d.units;
+      this.scale = d.scale;
+    }
+    this.count += count;
+  }
+
   get sum(): ExactDecimal {
     return { units: this.units, scale: this.scale };
   }
