@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { readEmittedRatings } from '../src/read/rater.js';
+import { refreshAggregates } from '../src/read/aggregates.js';
 import { readAgentRatings } from '../src/read/agent.js';
 import {
   readAgentAggregates,
@@ -348,7 +349,22 @@ describe('bit-identical answers across re-indexings', () => {
       AGENTS.map((agent, k) => ({ kind: 'owner' as const, network, agent, owner: ADDRS[k % 2] as string })),
     );
     const bodies = async () => {
+      // The free aggregates too (their means feed the prior that the paid answers shrink toward).
+      await db.query(
+        `INSERT INTO chains (network, kind) SELECT unnest($1::text[]), 'evm' ON CONFLICT DO NOTHING`,
+        [NETWORKS],
+      );
+      await refreshAggregates(db, () => new Date(0));
       const out: string[] = [];
+      for (const q of [
+        'SELECT wallet, final_score, shrunk_score FROM agg_wallet ORDER BY wallet',
+        'SELECT wallet, network, final_score, shrunk_score FROM agg_wallet_chain ORDER BY wallet, network',
+        'SELECT network, mean_value, prior FROM agg_chain ORDER BY network',
+        'SELECT network, tag1, mean FROM agg_facet ORDER BY network, tag1',
+        "SELECT value FROM agg_meta WHERE meta_key = 'refresh'",
+      ]) {
+        out.push(JSON.stringify(await db.query(q)));
+      }
       for (const w of [ADDRS[0], ADDRS[1]] as string[]) {
         const inputs = await readSubjectAggregateInputs(db, w);
         out.push(JSON.stringify(walletProfileBody(inputs)), snapshotDigest(inputs, 'p'));

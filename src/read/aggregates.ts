@@ -7,6 +7,13 @@ import type { Database, Queryable } from '../db/database.js';
 import { SHRINKAGE_K } from '../scoring/policies.js';
 import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from './sql-fragments.js';
 
+/**
+ * Mean of a column in exact NUMERIC (an order-independent sum, one rounding at the end), so two
+ * indexings of the same chain give the same double bit for bit whatever the row order; a float
+ * avg() depends on the order rows are summed in.
+ */
+const EXACT_AVG = (col: string) => `(sum((${col})::numeric) / nullif(count(${col}), 0))::float8`;
+
 const AGG_TABLES = [
   'agg_agent',
   'agg_wallet_chain',
@@ -37,7 +44,7 @@ export async function refreshAggregates(db: Database, now: () => Date = () => ne
     await refreshTypes(tx);
     await refreshIssuers(tx);
     const [p] = await tx.query<{ prior: number | null; wallets: number }>(
-      `SELECT avg(final_score) AS prior, count(*) AS wallets FROM agg_wallet WHERE final_score IS NOT NULL`,
+      `SELECT ${EXACT_AVG('final_score')} AS prior, count(*) AS wallets FROM agg_wallet WHERE final_score IS NOT NULL`,
     );
     const refreshedAt = now().toISOString();
     await tx.query(
@@ -97,7 +104,7 @@ async function refreshWalletChains(tx: Queryable): Promise<void> {
   await tx.query(
     `UPDATE agg_wallet_chain w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
-       FROM (SELECT network, avg(final_score) AS prior FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network) p
+       FROM (SELECT network, ${EXACT_AVG('final_score')} AS prior FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network) p
       WHERE p.network = w.network AND w.final_score IS NOT NULL`,
     [SHRINKAGE_K],
   );
@@ -118,7 +125,7 @@ async function refreshWallets(tx: Queryable): Promise<void> {
         FROM agg_wallet_chain, unnest(declared_types) AS t
        GROUP BY wallet
     )
-    SELECT w.wallet, avg(w.final_score), coalesce(max(ra.distinct_raters), 0), sum(w.total_reviews)::int,
+    SELECT w.wallet, ${EXACT_AVG('w.final_score')}, coalesce(max(ra.distinct_raters), 0), sum(w.total_reviews)::int,
            sum(w.ratings)::int,
            (count(*) FILTER (WHERE w.final_score IS NOT NULL))::int,
            coalesce(array_agg(w.network ORDER BY w.network) FILTER (WHERE w.final_score IS NOT NULL), '{}'),
@@ -131,7 +138,7 @@ async function refreshWallets(tx: Queryable): Promise<void> {
   await tx.query(
     `UPDATE agg_wallet w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
-       FROM (SELECT avg(final_score) AS prior FROM agg_wallet WHERE final_score IS NOT NULL) p
+       FROM (SELECT ${EXACT_AVG('final_score')} AS prior FROM agg_wallet WHERE final_score IS NOT NULL) p
       WHERE w.final_score IS NOT NULL AND p.prior IS NOT NULL`,
     [SHRINKAGE_K],
   );
@@ -149,11 +156,11 @@ async function refreshChains(tx: Queryable): Promise<void> {
       LEFT JOIN (
         SELECT r.network, count(*)::int AS ratings, count(DISTINCT r.rater)::int AS distinct_raters,
                count(DISTINCT r.agent_id)::int AS rated_agents,
-               avg(r.value::float8) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}) AS mean_value
+               (sum(r.value) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}) / nullif(count(*) FILTER (WHERE NOT r.revoked AND ${IN_DOMAIN('r')}), 0))::float8 AS mean_value
           FROM ratings r GROUP BY r.network
       ) rs ON rs.network = c.network
       LEFT JOIN (
-        SELECT network, count(*)::int AS scored, avg(final_score) AS prior
+        SELECT network, count(*)::int AS scored, ${EXACT_AVG('final_score')} AS prior
           FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network
       ) ws ON ws.network = c.network`);
   await tx.query(`
@@ -167,7 +174,8 @@ async function refreshFacets(tx: Queryable): Promise<void> {
   const select = (networkExpr: string, agentKey: string, groupBy: string) => `
     SELECT ${networkExpr}, r.tag1, count(*)::int,
            (count(*) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}))::int,
-           avg(r.value::float8) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}),
+           (sum(r.value) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")})
+             / nullif(count(*) FILTER (WHERE ${ELIGIBLE('r', "coalesce(a.owner, '')")}), 0))::float8,
            count(DISTINCT ${agentKey})::int, count(DISTINCT r.rater)::int
       FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
      GROUP BY ${groupBy}`;
