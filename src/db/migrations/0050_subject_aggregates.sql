@@ -107,27 +107,28 @@ BEGIN
   DELETE FROM live_rater r USING unnest(raters) AS k(rater) WHERE r.rater = k.rater AND r.subjects = 0;
 END $$;
 
--- One batch of ratings rows with their class inputs and the agent's current owner.
-CREATE OR REPLACE FUNCTION live_batch(rs ratings[])
-RETURNS TABLE (network TEXT, agent_id TEXT, rater TEXT, value NUMERIC, tag1 TEXT, block_time TIMESTAMPTZ,
-               revoked BOOLEAN, live BOOLEAN, owner TEXT)
-LANGUAGE sql STABLE AS $$
-  SELECT r.network, r.agent_id, r.rater, r.value, r.tag1, r.block_time, r.revoked,
-         (NOT r.revoked AND r.value >= 0 AND r.value <= 100), a.owner
-    FROM unnest(rs) AS r
-    LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-$$;
+-- A statement's ratings rows are staged in a session temp table (emptied after each use and at
+-- commit) with their class inputs and the agent's current owner, then applied set-wise: no array
+-- of rows is ever built, so one INSERT … SELECT of millions of rows is maintained like a batch.
+CREATE OR REPLACE FUNCTION live_stage_ready() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF to_regclass('pg_temp.live_stage') IS NULL THEN
+    CREATE TEMP TABLE live_stage (
+      network TEXT, agent_id TEXT, rater TEXT, value NUMERIC, tag1 TEXT, block_time TIMESTAMPTZ,
+      revoked BOOLEAN, live BOOLEAN, owner TEXT
+    ) ON COMMIT DELETE ROWS;
+  END IF;
+END $$;
 
--- Adds (sgn = 1) or removes (sgn = -1) a set of ratings rows from every maintained aggregate,
--- against the agents' owners as they stand now.
-CREATE OR REPLACE FUNCTION live_ratings_apply(rs ratings[], sgn INTEGER)
+-- Adds (sgn = 1) or removes (sgn = -1) the staged ratings rows from every maintained aggregate,
+-- against the agents' owners as they stand now, then empties the stage.
+CREATE OR REPLACE FUNCTION live_apply_stage(sgn INTEGER)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   rt TEXT[];
   sj TEXT[];
   dl BIGINT[];
 BEGIN
-  IF rs IS NULL OR cardinality(rs) = 0 THEN RETURN; END IF;
 
   INSERT INTO live_agent_rater AS t (network, agent_id, rater, live_count, live_sum, live_sumsq, live_undated,
                                      revoked_count, ood_count)
@@ -138,7 +139,7 @@ BEGIN
          sgn * count(*) FILTER (WHERE live AND block_time IS NULL),
          sgn * count(*) FILTER (WHERE revoked),
          sgn * count(*) FILTER (WHERE NOT revoked AND NOT live)
-    FROM live_batch(rs) GROUP BY network, agent_id, rater
+    FROM live_stage GROUP BY network, agent_id, rater
   ON CONFLICT (network, agent_id, rater) DO UPDATE SET
     live_count = t.live_count + EXCLUDED.live_count,
     live_sum = t.live_sum + EXCLUDED.live_sum,
@@ -146,7 +147,7 @@ BEGIN
     live_undated = t.live_undated + EXCLUDED.live_undated,
     revoked_count = t.revoked_count + EXCLUDED.revoked_count,
     ood_count = t.ood_count + EXCLUDED.ood_count;
-  DELETE FROM live_agent_rater t USING (SELECT DISTINCT network, agent_id, rater FROM live_batch(rs)) k
+  DELETE FROM live_agent_rater t USING (SELECT DISTINCT network, agent_id, rater FROM live_stage) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.rater = k.rater
      AND t.live_count = 0 AND t.revoked_count = 0 AND t.ood_count = 0;
 
@@ -157,35 +158,36 @@ BEGIN
          sgn * coalesce(sum(value) FILTER (WHERE live), 0),
          sgn * count(*) FILTER (WHERE revoked),
          sgn * count(*) FILTER (WHERE NOT revoked AND NOT live)
-    FROM live_batch(rs) GROUP BY network, agent_id, rater, tag1
+    FROM live_stage GROUP BY network, agent_id, rater, tag1
   ON CONFLICT (network, agent_id, rater, tag_key) DO UPDATE SET
     live_count = t.live_count + EXCLUDED.live_count,
     live_sum = t.live_sum + EXCLUDED.live_sum,
     revoked_count = t.revoked_count + EXCLUDED.revoked_count,
     ood_count = t.ood_count + EXCLUDED.ood_count;
-  DELETE FROM live_agent_rater_tag t USING (SELECT DISTINCT network, agent_id, rater, md5(tag1) AS tag_key FROM live_batch(rs)) k
+  DELETE FROM live_agent_rater_tag t USING (SELECT DISTINCT network, agent_id, rater, md5(tag1) AS tag_key FROM live_stage) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.rater = k.rater AND t.tag_key = k.tag_key
      AND t.live_count = 0 AND t.revoked_count = 0 AND t.ood_count = 0;
 
   INSERT INTO live_agent_day AS t (network, agent_id, day, eligible_count, eligible_sum)
   SELECT network, agent_id, (block_time AT TIME ZONE 'UTC')::date, sgn * count(*), sgn * sum(value)
-    FROM live_batch(rs)
+    FROM live_stage
    WHERE live AND block_time IS NOT NULL AND rater <> coalesce(owner, '')
    GROUP BY network, agent_id, (block_time AT TIME ZONE 'UTC')::date
   ON CONFLICT (network, agent_id, day) DO UPDATE SET
     eligible_count = t.eligible_count + EXCLUDED.eligible_count,
     eligible_sum = t.eligible_sum + EXCLUDED.eligible_sum;
   DELETE FROM live_agent_day t
-   USING (SELECT DISTINCT network, agent_id, (block_time AT TIME ZONE 'UTC')::date AS day FROM live_batch(rs)
+   USING (SELECT DISTINCT network, agent_id, (block_time AT TIME ZONE 'UTC')::date AS day FROM live_stage
            WHERE block_time IS NOT NULL) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.day = k.day AND t.eligible_count = 0;
 
   SELECT array_agg(rater), array_agg(subject), array_agg(n)
     INTO rt, sj, dl
     FROM (SELECT rater, coalesce(owner, network || ':' || agent_id) AS subject, sgn * count(*) AS n
-            FROM live_batch(rs) WHERE live AND rater <> coalesce(owner, '')
+            FROM live_stage WHERE live AND rater <> coalesce(owner, '')
            GROUP BY 1, 2) x;
   PERFORM live_rater_subject_apply(rt, sj, dl);
+  DELETE FROM live_stage;
 END $$;
 
 -- An agent's owner moved from old_owner to new_owner (either may be NULL: unknown / row gone).
@@ -235,29 +237,46 @@ END $$;
 
 CREATE OR REPLACE FUNCTION live_ratings_ins() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM live_ratings_apply((SELECT array_agg(n::ratings) FROM live_new n), 1);
+  PERFORM live_stage_ready();
+  INSERT INTO live_stage
+  SELECT r.network, r.agent_id, r.rater, r.value, r.tag1, r.block_time, r.revoked,
+         (NOT r.revoked AND r.value >= 0 AND r.value <= 100), a.owner
+    FROM live_new r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id;
+  PERFORM live_apply_stage(1);
   RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION live_ratings_del() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM live_ratings_apply((SELECT array_agg(o::ratings) FROM live_old o), -1);
+  PERFORM live_stage_ready();
+  INSERT INTO live_stage
+  SELECT r.network, r.agent_id, r.rater, r.value, r.tag1, r.block_time, r.revoked,
+         (NOT r.revoked AND r.value >= 0 AND r.value <= 100), a.owner
+    FROM live_old r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id;
+  PERFORM live_apply_stage(-1);
   RETURN NULL;
 END $$;
 
 -- Only rows whose class-deciding columns moved are re-applied (a revocation, mostly).
 CREATE OR REPLACE FUNCTION live_ratings_upd() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM live_ratings_apply((
-    SELECT array_agg(o::ratings) FROM live_old o JOIN live_new n
-        ON n.network = o.network AND n.tx_hash = o.tx_hash AND n.log_index = o.log_index
-     WHERE (o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked)
-           IS DISTINCT FROM (n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked)), -1);
-  PERFORM live_ratings_apply((
-    SELECT array_agg(n::ratings) FROM live_old o JOIN live_new n
-        ON n.network = o.network AND n.tx_hash = o.tx_hash AND n.log_index = o.log_index
-     WHERE (o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked)
-           IS DISTINCT FROM (n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked)), 1);
+  PERFORM live_stage_ready();
+  INSERT INTO live_stage
+  SELECT o.network, o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked,
+         (NOT o.revoked AND o.value >= 0 AND o.value <= 100), a.owner
+    FROM live_old o JOIN live_new n ON n.network = o.network AND n.tx_hash = o.tx_hash AND n.log_index = o.log_index
+    LEFT JOIN agents a ON a.network = o.network AND a.agent_id = o.agent_id
+   WHERE (o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked)
+         IS DISTINCT FROM (n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked);
+  PERFORM live_apply_stage(-1);
+  INSERT INTO live_stage
+  SELECT n.network, n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked,
+         (NOT n.revoked AND n.value >= 0 AND n.value <= 100), a.owner
+    FROM live_old o JOIN live_new n ON n.network = o.network AND n.tx_hash = o.tx_hash AND n.log_index = o.log_index
+    LEFT JOIN agents a ON a.network = n.network AND a.agent_id = n.agent_id
+   WHERE (o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked)
+         IS DISTINCT FROM (n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked);
+  PERFORM live_apply_stage(1);
   RETURN NULL;
 END $$;
 
