@@ -34,9 +34,19 @@ import {
   raterStatsFromAggregates,
   scoreSubject,
   scoreSubjectFromAggregates,
+  raterWeight,
+  RATER_WEIGHT_POLICY,
+  round6,
   undatedEligible,
 } from '../src/scoring/index.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { loadConfig } from '../src/config.js';
+import type { AppContext } from '../src/doors/http/context.js';
+import type { PaidHandler, RawPaidRequest } from '../src/doors/http/paid-handlers.js';
+import { paidHandlers } from '../src/doors/http/paid/index.js';
+import { AGENT_RATINGS_MAX_LIMIT } from '../src/doors/http/paid/agent-detail.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const RUNS = Number(process.env.AGG_RUNS ?? 40);
@@ -385,4 +395,78 @@ describe('bit-identical answers across re-indexings', () => {
     expect(second).toEqual(first);
     await reset();
   }, 300_000);
+});
+
+describe('paid handlers over the maintained aggregates', () => {
+  const W = A(6);
+  const R = A(7);
+  const Q = A(8);
+  const ctx = () => ({ config: loadConfig({ INDEXER_PERIOD_SECONDS: '0' }), db, now: () => new Date() }) as AppContext;
+  const call = async (tier: string, params: Record<string, string>, query: Record<string, string> = {}) => {
+    const h = paidHandlers[tier] as PaidHandler<unknown>;
+    const req: RawPaidRequest = { params, query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])) };
+    const v = await h.validate(ctx(), req);
+    if (!v.ok) return { status: v.status, body: v.body as any };
+    const r = await h.run(ctx(), v.input, { receipt: null });
+    return { status: r.status, body: JSON.parse(JSON.stringify(r.body)) };
+  };
+  const rate = (agent: string, rater: string, value: string, block: number, logIndex = 0, revoked = false) =>
+    db.query(
+      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
+                            value, block_number, block_time, revoked)
+       VALUES ('base', $1, $2, $3, $4, $5::bigint, 0, 0, $6, $5::bigint, $7, $8)`,
+      [`0x${block.toString(16).padStart(64, '0')}`, logIndex, agent, rater, block, value, new Date(Date.UTC(2025, 0, 1) + block * 60_000), revoked],
+    );
+
+  it("weighted_score: junk (self, revoked, out-of-domain) ratings never raise a rater's weight", async () => {
+    await reset();
+    for (const [agent, owner] of [['1', W], ['2', A(1)], ['3', A(2)], ['5', R]] as const) {
+      await db.query('INSERT INTO agents (network, agent_id, owner) VALUES ($1, $2, $3)', ['base', agent, owner]);
+    }
+    await rate('1', R, '100', 1);
+    await rate('1', Q, '0', 2);
+    await rate('2', R, '90', 3, 0, true); // revoked
+    await rate('3', R, '150', 4); // out of domain
+    await rate('5', R, '100', 5); // R rating its own agent
+    const { status, body } = await call('wallet-lookup', { wallet: W });
+    expect(status).toBe(200);
+    // R's only ELIGIBLE subject is W, like Q's: equal weights, so the weighted mean is the plain one.
+    const w = raterWeight(1);
+    expect(body.weighted_score).toBe(round6((w * 100 + w * 0) / (2 * w)));
+    expect(body.rater_weight_policy).toBe(RATER_WEIGHT_POLICY);
+    await reset();
+  });
+
+  it('agent detail pages by keyset and never returns more than the page; the score covers every rating', async () => {
+    await reset();
+    await db.query("INSERT INTO agents (network, agent_id, owner) VALUES ('base', '1', $1)", [W]);
+    const blocks = [5, 5, 9, 12, 12, 12, 20];
+    for (let i = 0; i < blocks.length; i++) await rate('1', i % 2 ? R : Q, String(10 * i), blocks[i] as number, i);
+    const expected = await db.query<{ tx_hash: string }>(
+      "SELECT tx_hash, log_index FROM ratings WHERE network = 'base' AND agent_id = '1' ORDER BY block_number, log_index, tx_hash",
+    );
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const q: Record<string, string> = { limit: '3' };
+      if (after !== null) q.after = after;
+      const { status, body } = await call('agent-detail', { network: 'base', agent_id: '1' }, q);
+      expect(status).toBe(200);
+      expect(body.ratings.length).toBeLessThanOrEqual(3);
+      expect(body.pagination.total).toBe(blocks.length);
+      expect(body.total_reviews).toBe(blocks.length);
+      seen.push(...body.ratings.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}/${r.log_index}`));
+      after = body.pagination.next_cursor;
+      if (after === null) break;
+    }
+    expect(seen).toEqual(expected.map((r: any) => `${r.tx_hash}/${r.log_index}`));
+    const bad = await call('agent-detail', { network: 'base', agent_id: '1' }, { after: 'nope' });
+    expect(bad.status).toBe(422);
+    const both = await call('agent-detail', { network: 'base', agent_id: '1' }, { after: '5.0.0xab', offset: '2' });
+    expect(both.status).toBe(422);
+    const all = await call('agent-detail', { network: 'base', agent_id: '1' }, { limit: '0' });
+    expect(all.body.pagination.limit).toBe(AGENT_RATINGS_MAX_LIMIT);
+    expect(all.body.ratings.length).toBe(blocks.length);
+    await reset();
+  });
 });
