@@ -8,7 +8,7 @@
  *     chain_priors: [[network, prior], …],
  *     checkpoints: [[network, last_scanned_block], …],
  *     agent_raters: [[network, agent_id, rater, live_count, live_sum, revoked_count, out_of_domain_count], …],
- *     agent_rater_tags: [[network, agent_id, rater, tag1, live_count, live_sum, revoked_count, out_of_domain_count], …],
+ *     facets: [[tag1, eligible_count, eligible_sum, distinct_raters, self_count, revoked_count, out_of_domain_count], …],
  *     rater_subjects: [[rater, s], …],
  *     facet_index_means: [[tag1, mean], …]
  *   })
@@ -38,13 +38,12 @@ export interface DigestInputs {
     revokedCount: number;
     oodCount: number;
   }[];
-  agentRaterTags: readonly {
-    network: string;
-    agentId: string;
-    rater: string;
+  facets: readonly {
     tag1: string;
-    liveCount: number;
-    liveSum: string;
+    eligibleCount: number;
+    eligibleSum: string;
+    distinctRaters: number;
+    selfCount: number;
     revokedCount: number;
     oodCount: number;
   }[];
@@ -88,16 +87,15 @@ export function canonicalInputs(inputs: DigestInputs): string {
     agent_raters: sorted(
       inputs.agentRaters.map((r) => [r.network, r.agentId, r.rater, r.liveCount, canon(r.liveSum), r.revokedCount, r.oodCount]),
     ),
-    agent_rater_tags: sorted(
-      inputs.agentRaterTags.map((r) => [
-        r.network,
-        r.agentId,
-        r.rater,
-        r.tag1,
-        r.liveCount,
-        canon(r.liveSum),
-        r.revokedCount,
-        r.oodCount,
+    facets: sorted(
+      inputs.facets.map((f) => [
+        f.tag1,
+        f.eligibleCount,
+        canon(f.eligibleSum),
+        f.distinctRaters,
+        f.selfCount,
+        f.revokedCount,
+        f.oodCount,
       ]),
     ),
     rater_subjects: sorted([...inputs.raterSubjects].map(([r, n]) => [r, n])),

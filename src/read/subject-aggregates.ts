@@ -10,6 +10,7 @@ import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
   EmittedAggregate,
+  FacetAggregate,
   HistoryDayAggregate,
   IdentityChain,
   SubjectAggregates,
@@ -50,6 +51,33 @@ function raterRow(r: Record<string, unknown>): AgentRaterAggregate {
     liveSum: String(r.live_sum),
     liveSumSq: String(r.live_sumsq),
     liveUndated: Number(r.live_undated),
+    revokedCount: Number(r.revoked_count),
+    oodCount: Number(r.ood_count),
+  };
+}
+
+/**
+ * Facet totals of a set of agents, split against each agent's current owner (no owner: nobody is
+ * self), one row per tag1: what facets need, whatever the number of raters.
+ */
+const FACET_TOTALS = (from: string, where: string) => `
+  SELECT t.tag1,
+         coalesce(sum(t.live_count) FILTER (WHERE t.rater <> coalesce(a.owner, '')), 0) AS eligible_count,
+         coalesce(sum(t.live_sum) FILTER (WHERE t.rater <> coalesce(a.owner, '')), 0)::text AS eligible_sum,
+         count(DISTINCT t.rater) FILTER (WHERE t.rater <> coalesce(a.owner, '') AND t.live_count > 0) AS distinct_raters,
+         coalesce(sum(t.live_count) FILTER (WHERE t.rater = a.owner), 0) AS self_count,
+         sum(t.revoked_count) AS revoked_count, sum(t.ood_count) AS ood_count
+    FROM ${from}
+   WHERE ${where}
+   GROUP BY t.tag1`;
+
+function facetRow(r: Record<string, unknown>): FacetAggregate {
+  return {
+    tag1: String(r.tag1),
+    eligibleCount: Number(r.eligible_count),
+    eligibleSum: String(r.eligible_sum),
+    distinctRaters: Number(r.distinct_raters),
+    selfCount: Number(r.self_count),
     revokedCount: Number(r.revoked_count),
     oodCount: Number(r.ood_count),
   };
@@ -125,9 +153,10 @@ export async function readSubjectAggregateInputs(db: Queryable, wallet: string):
       [wallet],
     ),
     db.query<Record<string, unknown>>(
-      `SELECT ${TAG_COLS} FROM agents a
-         JOIN live_agent_rater_tag t ON t.network = a.network AND t.agent_id = a.agent_id
-        WHERE a.owner = $1`,
+      FACET_TOTALS(
+        'agents a JOIN live_agent_rater_tag t ON t.network = a.network AND t.agent_id = a.agent_id',
+        'a.owner = $1',
+      ),
       [wallet],
     ),
     readSubjectIdentities(db, wallet),
@@ -148,7 +177,7 @@ export async function readSubjectAggregateInputs(db: Queryable, wallet: string):
   const degraded = (await readIncompleteChains(db, ratedNetworks)) > 0;
   return {
     wallet,
-    aggregates: { raters, tags: tagRows.map(tagRow), firstEligibleAt: span.first, lastEligibleAt: span.last },
+    aggregates: { raters, facets: tagRows.map(facetRow), firstEligibleAt: span.first, lastEligibleAt: span.last },
     identities,
     raterSubjectCounts,
     prior: meta.prior,
@@ -181,7 +210,10 @@ export async function readAgentAggregates(
       [network, agentId],
     ),
     db.query<Record<string, unknown>>(
-      `SELECT ${TAG_COLS} FROM live_agent_rater_tag t WHERE t.network = $1 AND t.agent_id = $2`,
+      FACET_TOTALS(
+        'live_agent_rater_tag t LEFT JOIN agents a ON a.network = t.network AND a.agent_id = t.agent_id',
+        't.network = $1 AND t.agent_id = $2',
+      ),
       [network, agentId],
     ),
     readEligibleSpan(db, 'a.network = $1 AND a.agent_id = $2', [network, agentId]),
@@ -211,7 +243,7 @@ export async function readAgentAggregates(
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   return {
-    aggregates: { raters, tags: tagRows.map(tagRow), firstEligibleAt: span2.first, lastEligibleAt: span2.last },
+    aggregates: { raters, facets: tagRows.map(facetRow), firstEligibleAt: span2.first, lastEligibleAt: span2.last },
     raterSubjectCounts,
     total,
   };

@@ -7,7 +7,7 @@
  * (the agent's CURRENT owner), exactly as classifyRating does.
  */
 import { normalizeAddress, sameAddress } from './address.js';
-import { DecimalSum, meanOfSum, parseDecimal, type ExactDecimal } from './decimal.js';
+import { DecimalSum, formatDecimal, meanOfSum, parseDecimal, type ExactDecimal } from './decimal.js';
 import { round6 } from './display.js';
 import { finishFacets, newFacetAcc, type Facet, type FacetAcc, type FacetIndexMeans } from './facets.js';
 import type { RaterChain, RaterStats } from './rater.js';
@@ -50,9 +50,26 @@ export interface AgentRaterTagAggregate {
   oodCount: number;
 }
 
+/**
+ * One facet of a subject, totalled over its agents (what SQL returns grouped by tag1 from the
+ * per-(agent, rater, tag1) rows, splitting self from eligible against the owner).
+ */
+export interface FacetAggregate {
+  tag1: string;
+  eligibleCount: number;
+  /** Exact decimal string; "0" when none. */
+  eligibleSum: string;
+  /** Distinct raters with at least one eligible rating in the facet. */
+  distinctRaters: number;
+  selfCount: number;
+  revokedCount: number;
+  oodCount: number;
+}
+
 export interface SubjectAggregates {
   raters: readonly AgentRaterAggregate[];
-  tags: readonly AgentRaterTagAggregate[];
+  /** Per facet, totalled (see `facetTotals` for the same from per-rater tag rows). */
+  facets: readonly FacetAggregate[];
   /** Earliest and latest block time of an ELIGIBLE rating (read beside the aggregates). */
   firstEligibleAt: Date | null;
   lastEligibleAt: Date | null;
@@ -64,12 +81,8 @@ function exact(s: string): ExactDecimal {
   return d;
 }
 
-/** `facetList` from tag aggregates. */
-export function facetListFromAggregates(
-  tags: readonly AgentRaterTagAggregate[],
-  subjectWallet: string,
-  indexMeans?: FacetIndexMeans,
-): Facet[] {
+/** Facet totals from per-(agent, rater, tag1) rows, split against the subject wallet. */
+export function facetTotals(tags: readonly AgentRaterTagAggregate[], subjectWallet: string): FacetAggregate[] {
   const byTag = new Map<string, FacetAcc>();
   for (const r of tags) {
     let acc = byTag.get(r.tag1);
@@ -86,6 +99,30 @@ export function facetListFromAggregates(
       acc.sum.addSum(exact(r.liveSum), r.liveCount);
       acc.raters.add(normalizeAddress(r.rater));
     }
+  }
+  return [...byTag.entries()].map(([tag1, acc]) => ({
+    tag1,
+    eligibleCount: acc.sum.count,
+    eligibleSum: formatDecimal(acc.sum.sum),
+    distinctRaters: acc.raters.size,
+    selfCount: acc.self,
+    revokedCount: acc.revoked,
+    oodCount: acc.ood,
+  }));
+}
+
+/** `facetList` from facet totals. */
+export function facetListFromAggregates(facets: readonly FacetAggregate[], indexMeans?: FacetIndexMeans): Facet[] {
+  const byTag = new Map<string, FacetAcc>();
+  for (const f of facets) {
+    const acc = newFacetAcc();
+    acc.sum.addSum(exact(f.eligibleSum), f.eligibleCount);
+    acc.distinctRaters = f.distinctRaters;
+    acc.self = f.selfCount;
+    acc.revoked = f.revokedCount;
+    acc.ood = f.oodCount;
+    acc.total = f.eligibleCount + f.selfCount + f.revokedCount + f.oodCount;
+    byTag.set(f.tag1, acc);
   }
   return finishFacets(byTag, indexMeans);
 }
@@ -115,7 +152,7 @@ export function scoreSubjectFromAggregates(
       addEligible(t, r.network, r.rater, sum, r.liveCount);
     }
   }
-  t.facets = facetListFromAggregates(aggs.tags, t.wallet, context.facetIndexMeans);
+  t.facets = facetListFromAggregates(aggs.facets, context.facetIndexMeans);
   const valid = (d: Date | null) => (d !== null && Number.isFinite(d.getTime()) ? d.getTime() : null);
   t.first = t.counts.eligible > 0 ? valid(aggs.firstEligibleAt) : null;
   t.last = t.counts.eligible > 0 ? valid(aggs.lastEligibleAt) : null;

@@ -51,6 +51,8 @@ function lookupMean(means: FacetIndexMeans | undefined, tag1: string): number | 
 export interface FacetAcc {
   sum: DecimalSum;
   raters: Set<string>;
+  /** When set (pre-aggregated input), the distinct eligible raters instead of `raters.size`. */
+  distinctRaters?: number;
   revoked: number;
   ood: number;
   self: number;
@@ -99,7 +101,7 @@ export function finishFacets(byTag: ReadonlyMap<string, FacetAcc>, indexMeans?: 
         tag1,
         score,
         count: acc.sum.count,
-        distinct_raters: acc.raters.size,
+        distinct_raters: acc.distinctRaters ?? acc.raters.size,
         revoked_count: acc.revoked,
         out_of_domain_count: acc.ood,
         self_rated_count: acc.self,

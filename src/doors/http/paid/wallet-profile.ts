@@ -136,7 +136,7 @@ export function snapshotDigest(inputs: SubjectAggregateInputs, policyVersion: st
     ...inputs.aggregates.raters.map((r) => r.network),
     ...inputs.identities.map((i) => i.network),
   ]);
-  const tags = new Set(inputs.aggregates.tags.map((t) => t.tag1));
+  const tags = new Set(inputs.aggregates.facets.map((f) => f.tag1));
   return inputsDigest({
     policyVersion,
     raterWeightPolicy: RATER_WEIGHT_POLICY,
@@ -146,7 +146,7 @@ export function snapshotDigest(inputs: SubjectAggregateInputs, policyVersion: st
       .map(([n, p]): [string, number | null] => [n, round6(p)]),
     checkpoints: inputs.checkpoints,
     agentRaters: inputs.aggregates.raters,
-    agentRaterTags: inputs.aggregates.tags,
+    facets: inputs.aggregates.facets,
     raterSubjects: inputs.raterSubjectCounts,
     facetIndexMeans: [...inputs.facetIndexMeans].filter(([t]) => tags.has(t)),
   });
