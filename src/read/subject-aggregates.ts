@@ -96,6 +96,17 @@ function tagRow(r: Record<string, unknown>): AgentRaterTagAggregate {
   };
 }
 
+/** s of each rater with an eligible rating in these rows (joined from live_rater). */
+function weightsOf(rows: readonly Record<string, unknown>[], owner: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of rows) {
+    if (Number(r.live_count) > 0 && r.rater !== owner && r.subjects !== null && r.subjects !== undefined) {
+      out.set(String(r.rater), Number(r.subjects));
+    }
+  }
+  return out;
+}
+
 /** s for each of these raters (absent = no eligible rating anywhere). */
 export async function readRaterWeights(db: Queryable, raters: readonly string[]): Promise<Map<string, number>> {
   if (raters.length === 0) return new Map();
@@ -147,8 +158,9 @@ async function readEligibleSpan(
 export async function readSubjectAggregateInputs(db: Queryable, wallet: string): Promise<SubjectAggregateInputs> {
   const [raterRows, tagRows, identities, span, meta, chainPriors, facetIndexMeans] = await Promise.all([
     db.query<Record<string, unknown>>(
-      `SELECT ${RATER_COLS} FROM agents a
+      `SELECT ${RATER_COLS}, lr.subjects FROM agents a
          JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
+         LEFT JOIN live_rater lr ON lr.rater = ar.rater
         WHERE a.owner = $1`,
       [wallet],
     ),
@@ -167,14 +179,12 @@ export async function readSubjectAggregateInputs(db: Queryable, wallet: string):
   ]);
   const raters = raterRows.map(raterRow);
   const ratedNetworks = [...new Set(raters.map((r) => r.network))];
-  const [raterSubjectCounts, checkpoints] = await Promise.all([
-    readRaterWeights(
-      db,
-      raters.filter((r) => r.liveCount > 0 && r.rater !== wallet).map((r) => r.rater),
-    ),
+  const raterSubjectCounts = weightsOf(raterRows, wallet);
+  const [checkpoints, incomplete] = await Promise.all([
     readCheckpoints(db, [...ratedNetworks, ...identities.map((i) => i.network)]),
+    readIncompleteChains(db, ratedNetworks),
   ]);
-  const degraded = (await readIncompleteChains(db, ratedNetworks)) > 0;
+  const degraded = incomplete > 0;
   return {
     wallet,
     aggregates: { raters, facets: tagRows.map(facetRow), firstEligibleAt: span.first, lastEligibleAt: span.last },
@@ -206,7 +216,8 @@ export async function readAgentAggregates(
 ): Promise<{ aggregates: SubjectAggregates; raterSubjectCounts: Map<string, number>; total: number }> {
   const [raterRows, tagRows, span, owner] = await Promise.all([
     db.query<Record<string, unknown>>(
-      `SELECT ${RATER_COLS} FROM live_agent_rater ar WHERE ar.network = $1 AND ar.agent_id = $2`,
+      `SELECT ${RATER_COLS}, lr.subjects FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
+        WHERE ar.network = $1 AND ar.agent_id = $2`,
       [network, agentId],
     ),
     db.query<Record<string, unknown>>(
@@ -236,10 +247,7 @@ export async function readAgentAggregates(
     );
     span2 = { first: row?.first ?? null, last: row?.last ?? null };
   }
-  const raterSubjectCounts = await readRaterWeights(
-    db,
-    raters.filter((r) => r.liveCount > 0 && r.rater !== ownerOf).map((r) => r.rater),
-  );
+  const raterSubjectCounts = weightsOf(raterRows, ownerOf);
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   return {
