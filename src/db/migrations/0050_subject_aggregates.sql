@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS live_agent_rater (
   -- not revoked, value outside 0..100
   ood_count      BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (network, agent_id, rater)
-);
+) WITH (fillfactor = 70);
 CREATE INDEX IF NOT EXISTS live_agent_rater_rater_idx ON live_agent_rater (rater);
 
 -- Per (network, agent, rater, tag1): the same, for facets. tag1 is free text of any length, so the
@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS live_agent_rater_tag (
   revoked_count  BIGINT NOT NULL DEFAULT 0,
   ood_count      BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (network, agent_id, rater, tag_key)
-);
+) WITH (fillfactor = 70);
 CREATE INDEX IF NOT EXISTS live_agent_rater_tag_rater_idx ON live_agent_rater_tag (rater);
 
 -- Per (network, agent, UTC day of block time): ELIGIBLE dated ratings (rater is not the current
@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS live_agent_day (
   eligible_count  BIGINT NOT NULL DEFAULT 0,
   eligible_sum    NUMERIC NOT NULL DEFAULT 0,
   PRIMARY KEY (network, agent_id, day)
-);
+) WITH (fillfactor = 70);
 
 -- Per (rater, subject): eligible ratings; subject = the agent's current owner, or
 -- `network:agent_id` for an agent with no known owner.
@@ -62,13 +62,16 @@ CREATE TABLE IF NOT EXISTS live_rater_subject (
   subject         TEXT NOT NULL,
   eligible_count  BIGINT NOT NULL,
   PRIMARY KEY (rater, subject)
-);
+) WITH (fillfactor = 70);
 
 -- Per rater: distinct subjects with at least one eligible rating (s of the rater weight).
 CREATE TABLE IF NOT EXISTS live_rater (
   rater     TEXT PRIMARY KEY,
   subjects  BIGINT NOT NULL
-);
+) WITH (fillfactor = 70);
+
+-- fillfactor 70: the triggers update these rows in place all the time (counters only, never a key),
+-- so leaving room on each page keeps those updates HOT (no index writes).
 
 -- Keyset paging of an agent's ratings and the first/last eligible rating of a subject.
 CREATE INDEX IF NOT EXISTS ratings_agent_pos_idx ON ratings (network, agent_id, block_number, log_index, tx_hash);
@@ -101,10 +104,12 @@ BEGIN
   INSERT INTO live_rater AS t (rater, subjects)
   SELECT rater, n FROM moved WHERE n <> 0
   ON CONFLICT (rater) DO UPDATE SET subjects = t.subjects + EXCLUDED.subjects;
-  DELETE FROM live_rater_subject s
-   USING unnest(raters, subjects) AS k(rater, subject)
-   WHERE s.rater = k.rater AND s.subject = k.subject AND s.eligible_count = 0;
-  DELETE FROM live_rater r USING unnest(raters) AS k(rater) WHERE r.rater = k.rater AND r.subjects = 0;
+  IF EXISTS (SELECT 1 FROM unnest(deltas) AS d WHERE d < 0) THEN
+    DELETE FROM live_rater_subject s
+     USING unnest(raters, subjects) AS k(rater, subject)
+     WHERE s.rater = k.rater AND s.subject = k.subject AND s.eligible_count = 0;
+    DELETE FROM live_rater r USING unnest(raters) AS k(rater) WHERE r.rater = k.rater AND r.subjects = 0;
+  END IF;
 END $$;
 
 -- A statement's ratings rows are staged in a session temp table (emptied after each use and at
@@ -147,9 +152,12 @@ BEGIN
     live_undated = t.live_undated + EXCLUDED.live_undated,
     revoked_count = t.revoked_count + EXCLUDED.revoked_count,
     ood_count = t.ood_count + EXCLUDED.ood_count;
+  -- Removing rows (sgn < 0) can leave all-zero aggregate rows: drop them. Adding never does.
+  IF sgn < 0 THEN
   DELETE FROM live_agent_rater t USING (SELECT DISTINCT network, agent_id, rater FROM live_stage) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.rater = k.rater
      AND t.live_count = 0 AND t.revoked_count = 0 AND t.ood_count = 0;
+  END IF;
 
   INSERT INTO live_agent_rater_tag AS t (network, agent_id, rater, tag_key, tag1, live_count, live_sum,
                                          revoked_count, ood_count)
@@ -164,9 +172,11 @@ BEGIN
     live_sum = t.live_sum + EXCLUDED.live_sum,
     revoked_count = t.revoked_count + EXCLUDED.revoked_count,
     ood_count = t.ood_count + EXCLUDED.ood_count;
+  IF sgn < 0 THEN
   DELETE FROM live_agent_rater_tag t USING (SELECT DISTINCT network, agent_id, rater, md5(tag1) AS tag_key FROM live_stage) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.rater = k.rater AND t.tag_key = k.tag_key
      AND t.live_count = 0 AND t.revoked_count = 0 AND t.ood_count = 0;
+  END IF;
 
   INSERT INTO live_agent_day AS t (network, agent_id, day, eligible_count, eligible_sum)
   SELECT network, agent_id, (block_time AT TIME ZONE 'UTC')::date, sgn * count(*), sgn * sum(value)
@@ -176,10 +186,12 @@ BEGIN
   ON CONFLICT (network, agent_id, day) DO UPDATE SET
     eligible_count = t.eligible_count + EXCLUDED.eligible_count,
     eligible_sum = t.eligible_sum + EXCLUDED.eligible_sum;
+  IF sgn < 0 THEN
   DELETE FROM live_agent_day t
    USING (SELECT DISTINCT network, agent_id, (block_time AT TIME ZONE 'UTC')::date AS day FROM live_stage
            WHERE block_time IS NOT NULL) k
    WHERE t.network = k.network AND t.agent_id = k.agent_id AND t.day = k.day AND t.eligible_count = 0;
+  END IF;
 
   SELECT array_agg(rater), array_agg(subject), array_agg(n)
     INTO rt, sj, dl
@@ -242,7 +254,7 @@ BEGIN
   SELECT r.network, r.agent_id, r.rater, r.value, r.tag1, r.block_time, r.revoked,
          (NOT r.revoked AND r.value >= 0 AND r.value <= 100), a.owner
     FROM live_new r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id;
-  PERFORM live_apply_stage(1);
+  IF FOUND THEN PERFORM live_apply_stage(1); END IF;
   RETURN NULL;
 END $$;
 
@@ -253,7 +265,7 @@ BEGIN
   SELECT r.network, r.agent_id, r.rater, r.value, r.tag1, r.block_time, r.revoked,
          (NOT r.revoked AND r.value >= 0 AND r.value <= 100), a.owner
     FROM live_old r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id;
-  PERFORM live_apply_stage(-1);
+  IF FOUND THEN PERFORM live_apply_stage(-1); END IF;
   RETURN NULL;
 END $$;
 
@@ -268,6 +280,7 @@ BEGIN
     LEFT JOIN agents a ON a.network = o.network AND a.agent_id = o.agent_id
    WHERE (o.agent_id, o.rater, o.value, o.tag1, o.block_time, o.revoked)
          IS DISTINCT FROM (n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked);
+  IF NOT FOUND THEN RETURN NULL; END IF;
   PERFORM live_apply_stage(-1);
   INSERT INTO live_stage
   SELECT n.network, n.agent_id, n.rater, n.value, n.tag1, n.block_time, n.revoked,
