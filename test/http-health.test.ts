@@ -31,7 +31,7 @@ describe('GET /health on an empty index', () => {
       indexer_period_seconds: 3600,
       policy_version: 'equal-weight-per-chain@2',
       ordering_policy: 'bayes-shrinkage-distinct-raters@1',
-      rater_weight_policy: 'one-voice-per-counterparty+bounded-trust@1',
+      rater_weight_policy: 'one-voice-per-counterparty+bounded-trust@2',
       confidence_policy: 'wilson-raters@1',
       reading_policy: { min_raters: 3, top_share: 0.5, campaign_per_rater: 20, self_gap: null, combine: 'independent' },
       confidence_thresholds: { no_ratings: 0, low: 1, medium: 3, high: 6 },

@@ -15,6 +15,13 @@ import type { Database, Queryable } from '../db/database.js';
 import { SHRINKAGE_K } from '../scoring/policies.js';
 import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from './sql-fragments.js';
 
+/**
+ * Mean of a column in exact NUMERIC (an order-independent sum, one rounding at the end), so two
+ * indexings of the same chain give the same double bit for bit whatever the row order; a float
+ * avg() depends on the order rows are summed in.
+ */
+const EXACT_AVG = (col: string) => `(sum((${col})::numeric) / nullif(count(${col}), 0))::float8`;
+
 const AGG_TABLES = [
   'agg_agent',
   'agg_agent_tag',
@@ -170,7 +177,7 @@ export async function refreshAggregates(
     await refreshTypes(tx);
     await refreshIssuers(tx);
     const [p] = await tx.query<{ prior: number | null; wallets: number }>(
-      `SELECT avg(final_score) AS prior, count(*) AS wallets FROM agg_wallet WHERE final_score IS NOT NULL`,
+      `SELECT ${EXACT_AVG('final_score')} AS prior, count(*) AS wallets FROM agg_wallet WHERE final_score IS NOT NULL`,
     );
     const [n] = await tx.query<{ agents: number; wallets: number }>(
       `SELECT (SELECT count(*) FROM refresh_agents)::int AS agents, (SELECT count(*) FROM refresh_wallets)::int AS wallets`,
@@ -372,7 +379,7 @@ async function refreshWalletChains(tx: Queryable): Promise<void> {
   await tx.query(
     `UPDATE agg_wallet_chain w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
-       FROM (SELECT network, avg(final_score) AS prior FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network) p
+       FROM (SELECT network, ${EXACT_AVG('final_score')} AS prior FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network) p
       WHERE p.network = w.network AND w.final_score IS NOT NULL
         AND w.shrunk_score IS DISTINCT FROM (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)`,
     [SHRINKAGE_K],
@@ -389,7 +396,7 @@ async function refreshWallets(tx: Queryable): Promise<void> {
         FROM refresh_wallets rw JOIN agg_wallet_chain c ON c.wallet = rw.wallet, unnest(c.declared_types) AS t
        GROUP BY c.wallet
     )
-    SELECT w.wallet, avg(w.final_score), coalesce(max(ra.n), 0), sum(w.total_reviews)::int,
+    SELECT w.wallet, ${EXACT_AVG('w.final_score')}, coalesce(max(ra.n), 0), sum(w.total_reviews)::int,
            sum(w.ratings)::int,
            (count(*) FILTER (WHERE w.final_score IS NOT NULL))::int,
            coalesce(array_agg(w.network ORDER BY w.network) FILTER (WHERE w.final_score IS NOT NULL), '{}'),
@@ -402,7 +409,7 @@ async function refreshWallets(tx: Queryable): Promise<void> {
   await tx.query(
     `UPDATE agg_wallet w
         SET shrunk_score = (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)
-       FROM (SELECT avg(final_score) AS prior FROM agg_wallet WHERE final_score IS NOT NULL) p
+       FROM (SELECT ${EXACT_AVG('final_score')} AS prior FROM agg_wallet WHERE final_score IS NOT NULL) p
       WHERE w.final_score IS NOT NULL AND p.prior IS NOT NULL
         AND w.shrunk_score IS DISTINCT FROM (w.distinct_raters * w.final_score + $1 * p.prior) / (w.distinct_raters + $1)`,
     [SHRINKAGE_K],
@@ -427,7 +434,7 @@ async function refreshChains(tx: Queryable): Promise<void> {
       LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'chain_rater' GROUP BY key) mr
         ON mr.key = c.network
       LEFT JOIN (
-        SELECT network, count(*)::int AS scored, avg(final_score) AS prior
+        SELECT network, count(*)::int AS scored, ${EXACT_AVG('final_score')} AS prior
           FROM agg_wallet_chain WHERE final_score IS NOT NULL GROUP BY network
       ) ws ON ws.network = c.network`);
 }

@@ -1,51 +1,105 @@
 /**
  * The durable receipt of `?snapshot=true`: the ONLY write the service performs on request.
  *
- * `inputs_digest` = sha256 (hex) of a canonical serialisation of what the answer was computed from:
+ * `inputs_digest` (version 2) = sha256 (hex) of a canonical serialisation of what the answer was
+ * computed from: the maintained aggregates it read and the per-chain checkpoints they stood at:
  *   JSON.stringify({
- *     digest_version: 1, policy_version, prior, chain_priors: [[network, prior], …] (network asc),
- *     ratings: [[network, tx_hash, log_index, value (exact string), revoked], …]
- *              sorted by network, tx_hash (code-unit order), log_index (numeric)
+ *     digest_version: 2, policy_version, rater_weight_policy, prior,
+ *     chain_priors: [[network, prior], …],
+ *     checkpoints: [[network, last_scanned_block], …],
+ *     agent_raters: [[network, agent_id, rater, live_count, live_sum, revoked_count, out_of_domain_count], …],
+ *     facets: [[tag1, eligible_count, eligible_sum, distinct_raters, self_count, revoked_count, out_of_domain_count], …],
+ *     rater_subjects: [[rater, s], …],
+ *     facet_index_means: [[tag1, mean], …]
  *   })
- * Only those fields, in that fixed order: the same ratings, values, revocations, priors and policy
- * always give the same digest, whatever the order the rows were read in.
+ * every list sorted by its columns in order (strings in code-unit order, numbers numerically),
+ * sums as exact decimal strings, counts as integers. Only those fields, in that order: the same
+ * index state gives the same digest whatever order the rows were read or ingested in, and anyone
+ * holding the index can recompute it (src/read/subject-aggregates.ts reads exactly these rows).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/database.js';
+import { formatDecimal, parseDecimal } from '../scoring/index.js';
 
-export const DIGEST_VERSION = 1;
-
-export interface DigestRating {
-  network: string;
-  txHash: string;
-  logIndex: number;
-  value: string;
-  revoked: boolean;
-}
+export const DIGEST_VERSION = 2;
 
 export interface DigestInputs {
   policyVersion: string;
+  raterWeightPolicy: string;
   prior: number | null;
   chainPriors: ReadonlyMap<string, number | null> | readonly [string, number | null][];
-  ratings: readonly DigestRating[];
+  checkpoints: readonly { network: string; last_scanned_block: number | null }[];
+  agentRaters: readonly {
+    network: string;
+    agentId: string;
+    rater: string;
+    liveCount: number;
+    liveSum: string;
+    revokedCount: number;
+    oodCount: number;
+  }[];
+  facets: readonly {
+    tag1: string;
+    eligibleCount: number;
+    eligibleSum: string;
+    distinctRaters: number;
+    selfCount: number;
+    revokedCount: number;
+    oodCount: number;
+  }[];
+  raterSubjects: ReadonlyMap<string, number> | readonly [string, number][];
+  facetIndexMeans: ReadonlyMap<string, number | null> | readonly [string, number | null][];
 }
 
-const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+type Cell = string | number | null;
+
+function compareCells(a: readonly Cell[], b: readonly Cell[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === y) continue;
+    if (x === null) return -1;
+    if (y === null) return 1;
+    if (typeof x === 'number' && typeof y === 'number') return x - y;
+    const sx = String(x);
+    const sy = String(y);
+    return sx < sy ? -1 : sx > sy ? 1 : 0;
+  }
+  return a.length - b.length;
+}
+
+const sorted = (rows: Cell[][]) => rows.sort(compareCells);
+/** Exact sums in one spelling ("160.50" and "160.5" are the same input). */
+const canon = (sum: string) => {
+  const d = parseDecimal(sum);
+  return d === null ? sum : formatDecimal(d);
+};
 
 /** The canonical serialisation hashed into `inputs_digest`. */
 export function canonicalInputs(inputs: DigestInputs): string {
-  const ratings = [...inputs.ratings]
-    .sort(
-      (a, b) => byCodeUnit(a.network, b.network) || byCodeUnit(a.txHash, b.txHash) || a.logIndex - b.logIndex,
-    )
-    .map((r) => [r.network, r.txHash, r.logIndex, r.value, r.revoked]);
-  const chainPriors = [...inputs.chainPriors].sort(([a], [b]) => byCodeUnit(a, b));
   return JSON.stringify({
     digest_version: DIGEST_VERSION,
     policy_version: inputs.policyVersion,
+    rater_weight_policy: inputs.raterWeightPolicy,
     prior: inputs.prior,
-    chain_priors: chainPriors,
-    ratings,
+    chain_priors: sorted([...inputs.chainPriors].map(([n, p]) => [n, p])),
+    checkpoints: sorted(inputs.checkpoints.map((c) => [c.network, c.last_scanned_block])),
+    agent_raters: sorted(
+      inputs.agentRaters.map((r) => [r.network, r.agentId, r.rater, r.liveCount, canon(r.liveSum), r.revokedCount, r.oodCount]),
+    ),
+    facets: sorted(
+      inputs.facets.map((f) => [
+        f.tag1,
+        f.eligibleCount,
+        canon(f.eligibleSum),
+        f.distinctRaters,
+        f.selfCount,
+        f.revokedCount,
+        f.oodCount,
+      ]),
+    ),
+    rater_subjects: sorted([...inputs.raterSubjects].map(([r, n]) => [r, n])),
+    facet_index_means: sorted([...inputs.facetIndexMeans].map(([t, m]) => [t, m])),
   });
 }
 

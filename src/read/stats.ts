@@ -95,7 +95,7 @@ export async function readTypeBreakdown(db: Queryable): Promise<TypeBreakdown> {
     `SELECT CASE WHEN declared AND declared_type NOT IN ('', $1) THEN declared_type END AS type,
             sum(agent_count) AS agent_count, sum(rated_agent_count) AS rated_agent_count,
             sum(total_reviews) AS total_reviews,
-            sum(avg_score * total_reviews) FILTER (WHERE total_reviews > 0) / nullif(sum(total_reviews), 0) AS avg_score
+            (sum((avg_score * total_reviews)::numeric) FILTER (WHERE total_reviews > 0) / nullif(sum(total_reviews), 0))::float8 AS avg_score
        FROM agg_type
       GROUP BY 1`,
     [UNKNOWN_TYPE],

@@ -141,8 +141,16 @@ const MEAN_EXTRA_DIGITS = 24;
 export function meanOfSum(sum: ExactDecimal, count: number | bigint): number | null {
   const n = BigInt(count);
   if (n <= 0n) return null;
-  const q = (sum.units * pow10(MEAN_EXTRA_DIGITS)) / n;
-  return decimalToNumber({ units: q, scale: sum.scale + MEAN_EXTRA_DIGITS });
+  // Canonical scale first (no trailing zero digits), so equal sums written at different scales
+  // ("160.50" from one path, "160.5" from another) give the same double, bit for bit.
+  let units = sum.units;
+  let scale = sum.scale;
+  while (scale > 0 && units % 10n === 0n) {
+    units /= 10n;
+    scale -= 1;
+  }
+  const q = (units * pow10(MEAN_EXTRA_DIGITS)) / n;
+  return decimalToNumber({ units: q, scale: scale + MEAN_EXTRA_DIGITS });
 }
 
 /** Accumulates exact sums; cheap enough for a few hundred thousand values. */
@@ -159,6 +167,17 @@ export class DecimalSum {
       this.scale = d.scale;
     }
     this.count += 1;
+  }
+
+  /** Adds a pre-aggregated exact sum of `count` values (what a maintained aggregate stores). */
+  addSum(d: ExactDecimal, count: number): void {
+    if (d.scale === this.scale) this.units += d.units;
+    else if (d.scale < this.scale) this.units += d.units * pow10(this.scale - d.scale);
+    else {
+      this.units = this.units * pow10(d.scale - this.scale) + d.units;
+      this.scale = d.scale;
+    }
+    this.count += count;
   }
 
   get sum(): ExactDecimal {

@@ -47,19 +47,28 @@ function lookupMean(means: FacetIndexMeans | undefined, tag1: string): number | 
  * Facets as a list, ordered by volume: eligible count desc, then all ratings desc, then tag1
  * (code-unit order) asc.
  */
+/** One facet's accumulated classes (rows or aggregates add into it). */
+export interface FacetAcc {
+  sum: DecimalSum;
+  raters: Set<string>;
+  /** When set (pre-aggregated input), the distinct eligible raters instead of `raters.size`. */
+  distinctRaters?: number;
+  revoked: number;
+  ood: number;
+  self: number;
+  total: number;
+}
+
+export function newFacetAcc(): FacetAcc {
+  return { sum: new DecimalSum(), raters: new Set(), revoked: 0, ood: 0, self: 0, total: 0 };
+}
+
 export function facetList(
   ratings: readonly FacetRating[],
   subjectWallet: string,
   indexMeans?: FacetIndexMeans,
 ): Facet[] {
-  interface Acc {
-    sum: DecimalSum;
-    raters: Set<string>;
-    revoked: number;
-    ood: number;
-    self: number;
-    total: number;
-  }
+  type Acc = FacetAcc;
   const byTag = new Map<string, Acc>();
   for (const r of ratings) {
     let acc = byTag.get(r.tag1);
@@ -78,6 +87,11 @@ export function facetList(
       acc.raters.add(normalizeAddress(r.rater));
     }
   }
+  return finishFacets(byTag, indexMeans);
+}
+
+/** Facets from accumulated classes per raw tag1, ordered by volume (see `facetList`). */
+export function finishFacets(byTag: ReadonlyMap<string, FacetAcc>, indexMeans?: FacetIndexMeans): Facet[] {
   const rows = [...byTag.entries()].map(([tag1, acc]) => {
     const score = round6(acc.sum.mean());
     const index_mean = round6(lookupMean(indexMeans, tag1));
@@ -87,7 +101,7 @@ export function facetList(
         tag1,
         score,
         count: acc.sum.count,
-        distinct_raters: acc.raters.size,
+        distinct_raters: acc.distinctRaters ?? acc.raters.size,
         revoked_count: acc.revoked,
         out_of_domain_count: acc.ood,
         self_rated_count: acc.self,

@@ -73,13 +73,13 @@ function scoreOf(sums: ReadonlyMap<string, DecimalSum>): number | null {
   return globalScore([...sums.values()].map((s) => round6(s.mean())));
 }
 
-function addTo(sums: Map<string, DecimalSum>, network: string, value: ExactDecimal): void {
+function addTo(sums: Map<string, DecimalSum>, network: string, value: ExactDecimal, count: number): void {
   let acc = sums.get(network);
   if (!acc) {
     acc = new DecimalSum();
     sums.set(network, acc);
   }
-  acc.add(value);
+  acc.addSum(value, count);
 }
 
 /**
@@ -92,18 +92,60 @@ export function historyPoints(
   subjectWallet: string,
   bucket: HistoryBucket = DEFAULT_HISTORY_BUCKET,
 ): WalletHistory {
-  const dated: { t: number; network: string; value: ExactDecimal }[] = [];
+  const dated: DatedSum[] = [];
   let undated = 0;
   for (const r of ratings) {
     const value = parseDecimal(r.value);
     if (classifyParsed(r, value, subjectWallet) !== 'eligible' || value === null) continue;
-    if (isDated(r.blockTime)) dated.push({ t: r.blockTime.getTime(), network: r.network, value });
+    if (isDated(r.blockTime)) dated.push({ t: r.blockTime.getTime(), network: r.network, sum: value, count: 1 });
     else undated += 1;
   }
+  return seriesOf(dated, undated, subjectWallet, bucket);
+}
+
+/** Eligible dated ratings of one chain on one UTC day (a row of the maintained day aggregate). */
+export interface HistoryDayAggregate {
+  network: string;
+  /** UTC midnight of the day. */
+  day: Date;
+  count: number;
+  /** Exact decimal string: the sum of those ratings' values. */
+  sum: string;
+}
+
+/**
+ * `historyPoints` from maintained per-day aggregates (weeks and months start on a UTC midnight,
+ * so a day never straddles two buckets) and the count of undated eligible ratings.
+ */
+export function historyFromAggregates(
+  days: readonly HistoryDayAggregate[],
+  undated: number,
+  subjectWallet: string,
+  bucket: HistoryBucket = DEFAULT_HISTORY_BUCKET,
+): WalletHistory {
+  const dated: DatedSum[] = [];
+  for (const d of days) {
+    if (d.count <= 0) continue;
+    const sum = parseDecimal(d.sum);
+    if (sum === null) throw new RangeError(`not a decimal sum: ${JSON.stringify(d.sum)}`);
+    dated.push({ t: d.day.getTime(), network: d.network, sum, count: d.count });
+  }
+  return seriesOf(dated, undated, subjectWallet, bucket);
+}
+
+interface DatedSum {
+  t: number;
+  network: string;
+  sum: ExactDecimal;
+  count: number;
+}
+
+function seriesOf(dated: DatedSum[], undated: number, subjectWallet: string, bucket: HistoryBucket): WalletHistory {
   dated.sort((a, b) => a.t - b.t);
   const points: HistoryPoint[] = [];
   const first = dated[0];
   const last = dated[dated.length - 1];
+  let datedCount = 0;
   if (first && last) {
     const cumulative = new Map<string, DecimalSum>();
     const end = bucketStart(new Date(last.t), bucket).getTime();
@@ -113,10 +155,11 @@ export function historyPoints(
       const inBucket = new Map<string, DecimalSum>();
       let count = 0;
       for (let r = dated[i]; r !== undefined && r.t < next.getTime(); r = dated[++i]) {
-        addTo(inBucket, r.network, r.value);
-        addTo(cumulative, r.network, r.value);
-        count += 1;
+        addTo(inBucket, r.network, r.sum, r.count);
+        addTo(cumulative, r.network, r.sum, r.count);
+        count += r.count;
       }
+      datedCount += count;
       points.push({
         period: start.toISOString(),
         review_count: count,
@@ -130,6 +173,6 @@ export function historyPoints(
     wallet: normalizeAddress(subjectWallet),
     bucket,
     points,
-    coverage: { dated_reviews: dated.length, undated_reviews: undated },
+    coverage: { dated_reviews: datedCount, undated_reviews: undated },
   };
 }

@@ -12,3 +12,4 @@ export * from './facets.js';
 export * from './history.js';
 export * from './rater.js';
 export * from './subject.js';
+export * from './aggregates.js';

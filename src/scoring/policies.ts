@@ -9,7 +9,7 @@ export const POLICY_VERSION = 'equal-weight-per-chain@2';
 /** Leaderboard ordering: Bayesian shrinkage toward the index prior by distinct raters. */
 export const ORDERING_POLICY = 'bayes-shrinkage-distinct-raters@1';
 /** Published second weighting (`weighted_score`). */
-export const RATER_WEIGHT_POLICY = 'one-voice-per-counterparty+bounded-trust@1';
+export const RATER_WEIGHT_POLICY = 'one-voice-per-counterparty+bounded-trust@2';
 /** Evidence band policy. */
 export const CONFIDENCE_POLICY = 'wilson-raters@1';
 
@@ -18,7 +18,7 @@ export const SHRINKAGE_K = 3;
 /** z of the 95 % Wilson interval. */
 export const WILSON_Z = 1.96;
 
-/** Rater weight of `one-voice-per-counterparty+bounded-trust@1`: min(1, step·s), bounded to [min, max]. */
+/** Rater weight of `one-voice-per-counterparty+bounded-trust@2`: min(1, step·s), bounded to [min, max]. */
 export const RATER_WEIGHT_STEP = 0.25;
 export const RATER_WEIGHT_MIN = 0.25;
 export const RATER_WEIGHT_MAX = 1;

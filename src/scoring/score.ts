@@ -1,6 +1,6 @@
 /**
  * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and
- * `one-voice-per-counterparty+bounded-trust@1`.
+ * `one-voice-per-counterparty+bounded-trust@2`.
  *
  * Every score here is returned at its served precision (six decimals, `round6`), and every
  * composite is computed from the served values of its parts (a global score from the served
@@ -166,7 +166,7 @@ export function selfRatedFromAggregate(
   return selfRatedFrom(Number(count), meanFromAggregate(sum, count), finalScore);
 }
 
-function selfRatedFrom(count: number, score: number | null, finalScore: number | null): SelfRated {
+export function selfRatedFrom(count: number, score: number | null, finalScore: number | null): SelfRated {
   const f = round6(finalScore);
   return { count, score, gap: score === null || f === null ? null : round6(score - f) };
 }
@@ -207,7 +207,10 @@ export function compareLeaderboard(
   return a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : 0;
 }
 
-/** Distinct subjects each rater has rated in the index, keyed by rater (EVM lower-case). */
+/**
+ * Distinct subjects on which each rater has at least one ELIGIBLE rating (live, in domain, not a
+ * self-rating), keyed by rater (EVM lower-case).
+ */
 export type RaterSubjectCounts = ReadonlyMap<string, number> | Readonly<Record<string, number>>;
 
 function lookupSubjects(counts: RaterSubjectCounts, rater: string): number | undefined {
@@ -218,7 +221,7 @@ function lookupSubjects(counts: RaterSubjectCounts, rater: string): number | und
 
 /**
  * Weight of one voice: min(1, 0.25·s) bounded to 0.25..1, s = distinct subjects the rater has
- * rated in the index. A missing, zero or invalid s counts as 1 (the rater has at least rated this
+ * rated ELIGIBLY in the index (self-, revoked and out-of-domain ratings never raise it). A missing, zero or invalid s counts as 1 (the rater has at least rated this
  * subject), i.e. the minimum weight 0.25.
  */
 export function raterWeight(distinctSubjects: number | undefined | null): number {
@@ -256,7 +259,19 @@ export function raterVoices(
     }
     acc.add(parseOrThrow(r.value));
   }
+  return voicesFromSums(byRater, subjectCounts);
+}
+
+/**
+ * Voices from exact per-rater sums of eligible values (keys already normalised; the aggregate
+ * path merges its (agent, rater) rows into these), sorted by rater.
+ */
+export function voicesFromSums(
+  byRater: ReadonlyMap<string, DecimalSum>,
+  subjectCounts: RaterSubjectCounts,
+): RaterVoice[] {
   return [...byRater.entries()]
+    .filter(([, acc]) => acc.count > 0)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([rater, acc]) => {
       const raw = lookupSubjects(subjectCounts, rater);
@@ -271,15 +286,8 @@ export function raterVoices(
     });
 }
 
-/**
- * `weighted_score` (`one-voice-per-counterparty+bounded-trust@1`): the weighted mean of the
- * voices, six decimals; null when there is no eligible rating. It never replaces `final_score`.
- */
-export function weightedScore(
-  eligible: readonly { rater: string; value: string }[],
-  subjectCounts: RaterSubjectCounts,
-): number | null {
-  const voices = raterVoices(eligible, subjectCounts);
+/** The weighted mean of voices in their (rater) order, six decimals; null without voices. */
+export function weightedFromVoices(voices: readonly RaterVoice[]): number | null {
   if (voices.length === 0) return null;
   let num = 0;
   let den = 0;
@@ -288,4 +296,15 @@ export function weightedScore(
     den += v.weight;
   }
   return round6(num / den);
+}
+
+/**
+ * `weighted_score` (`one-voice-per-counterparty+bounded-trust@2`): the weighted mean of the
+ * voices, six decimals; null when there is no eligible rating. It never replaces `final_score`.
+ */
+export function weightedScore(
+  eligible: readonly { rater: string; value: string }[],
+  subjectCounts: RaterSubjectCounts,
+): number | null {
+  return weightedFromVoices(raterVoices(eligible, subjectCounts));
 }

@@ -4,19 +4,19 @@
  */
 import { normalizeAddress } from './address.js';
 import { classifyParsed, type ClassCounts } from './classify.js';
-import { concentration as concentrationOf, type Concentration } from './concentration.js';
+import { concentrationFromCounts, type Concentration } from './concentration.js';
 import { confidence as confidenceOf, type Confidence } from './confidence.js';
 import { caveats as caveatsOf, type Caveat } from './caveats.js';
-import { parseDecimal } from './decimal.js';
-import { facets as facetsOf, type Facet, type FacetIndexMeans } from './facets.js';
+import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
+import { round6 } from './display.js';
+import { facetList, type Facet, type FacetIndexMeans } from './facets.js';
 import { POLICY_VERSION, RATER_WEIGHT_POLICY, READING_POLICY, type ReadingPolicy } from './policies.js';
 import {
-  chainScores,
   globalScore,
-  selfRated as selfRatedOf,
+  selfRatedFrom,
   shrunkScore,
-  weightedScore,
-  type EligibleValue,
+  voicesFromSums,
+  weightedFromVoices,
   type RaterSubjectCounts,
   type SelfRated,
 } from './score.js';
@@ -132,50 +132,114 @@ function lookupPrior(priors: SubjectContext['chainPriors'], network: string): nu
   return Object.hasOwn(rec, network) ? (rec[network] ?? null) : null;
 }
 
+/**
+ * What a subject's answer is composed from, whichever way it was gathered (rows or maintained
+ * aggregates): exact per-chain and per-rater sums of eligible values, the self-rating sum, the
+ * class counts, the facets, the identities and the first/last eligible rating.
+ */
+export interface SubjectTotals {
+  /** Normalised subject wallet. */
+  wallet: string;
+  /** Per network: exact sum of eligible values and eligible count per normalised rater. */
+  chains: Map<string, { sum: DecimalSum; raters: Map<string, number> }>;
+  /** Per normalised rater, all chains together: exact sum of its eligible values. */
+  voices: Map<string, DecimalSum>;
+  self: DecimalSum;
+  counts: ClassCounts;
+  agentIds: Map<string, Set<string>>;
+  facets: Facet[];
+  first: number | null;
+  last: number | null;
+}
+
+/** Empty totals with the context's identities listed. */
+export function emptyTotals(subjectWallet: string, identities: readonly IdentityChain[] = []): SubjectTotals {
+  const t: SubjectTotals = {
+    wallet: normalizeAddress(subjectWallet),
+    chains: new Map(),
+    voices: new Map(),
+    self: new DecimalSum(),
+    counts: { ratings: 0, eligible: 0, revoked: 0, out_of_domain: 0, self: 0 },
+    agentIds: new Map(),
+    facets: [],
+    first: null,
+    last: null,
+  };
+  for (const id of identities) {
+    const ids = agentIdsOf(t, id.network);
+    for (const a of id.agentIds) ids.add(a);
+  }
+  return t;
+}
+
+export function agentIdsOf(t: SubjectTotals, network: string): Set<string> {
+  let s = t.agentIds.get(network);
+  if (!s) {
+    s = new Set();
+    t.agentIds.set(network, s);
+  }
+  return s;
+}
+
+/** Adds `count` eligible values summing to `sum`, from one rater on one chain. */
+export function addEligible(t: SubjectTotals, network: string, rater: string, sum: ExactDecimal, count: number): void {
+  if (count <= 0) return;
+  const key = normalizeAddress(rater);
+  let chain = t.chains.get(network);
+  if (!chain) {
+    chain = { sum: new DecimalSum(), raters: new Map() };
+    t.chains.set(network, chain);
+  }
+  chain.sum.addSum(sum, count);
+  chain.raters.set(key, (chain.raters.get(key) ?? 0) + count);
+  let voice = t.voices.get(key);
+  if (!voice) {
+    voice = new DecimalSum();
+    t.voices.set(key, voice);
+  }
+  voice.addSum(sum, count);
+}
+
 /** Composes the full scored answer for one subject wallet. Pure and deterministic. */
 export function scoreSubject(
   subjectWallet: string,
   ratings: readonly SubjectRating[],
   context: SubjectContext,
 ): SubjectScore {
-  const wallet = normalizeAddress(subjectWallet);
-  const counts: ClassCounts = { ratings: 0, eligible: 0, revoked: 0, out_of_domain: 0, self: 0 };
-  const eligible: EligibleValue[] = [];
-  const selfValues: string[] = [];
-  const agentIds = new Map<string, Set<string>>();
-  let first: number | null = null;
-  let last: number | null = null;
-
-  const idsOf = (network: string): Set<string> => {
-    let s = agentIds.get(network);
-    if (!s) {
-      s = new Set();
-      agentIds.set(network, s);
-    }
-    return s;
-  };
-  for (const id of context.identities ?? []) {
-    const s = idsOf(id.network);
-    for (const a of id.agentIds) s.add(a);
-  }
-
+  const t = emptyTotals(subjectWallet, context.identities);
   for (const r of ratings) {
-    idsOf(r.network).add(r.agentId);
-    counts.ratings += 1;
-    const cls = classifyParsed(r, parseDecimal(r.value), wallet);
-    counts[cls] += 1;
-    if (cls === 'self') selfValues.push(r.value);
-    if (cls !== 'eligible') continue;
-    eligible.push({ network: r.network, rater: r.rater, value: r.value });
+    agentIdsOf(t, r.network).add(r.agentId);
+    t.counts.ratings += 1;
+    const value = parseDecimal(r.value);
+    const cls = classifyParsed(r, value, t.wallet);
+    t.counts[cls] += 1;
+    if (cls === 'self' && value !== null) t.self.add(value);
+    if (cls !== 'eligible' || value === null) continue;
+    addEligible(t, r.network, r.rater, value, 1);
     if (r.blockTime !== null && Number.isFinite(r.blockTime.getTime())) {
-      const t = r.blockTime.getTime();
-      if (first === null || t < first) first = t;
-      if (last === null || t > last) last = t;
+      const time = r.blockTime.getTime();
+      if (t.first === null || time < t.first) t.first = time;
+      if (t.last === null || time > t.last) t.last = time;
     }
   }
+  t.facets = facetList(ratings, t.wallet, context.facetIndexMeans);
+  return composeSubject(t, context);
+}
 
-  const scoredChains = new Map(chainScores(eligible).map((c) => [c.network, c]));
-  const networks = [...agentIds.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+/** The scored answer from its totals (shared by the row and the aggregate paths). */
+export function composeSubject(t: SubjectTotals, context: SubjectContext): SubjectScore {
+  const wallet = t.wallet;
+  const chainRows = [...t.chains.entries()]
+    .filter(([, c]) => c.sum.count > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([network, c]) => ({
+      network,
+      final_score: round6(c.sum.mean()),
+      review_count: c.sum.count,
+      distinct_raters: [...c.raters.values()].filter((n) => n > 0).length,
+    }));
+  const scoredChains = new Map(chainRows.map((c) => [c.network, c]));
+  const networks = [...t.agentIds.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const per_chain = Object.fromEntries(
     networks.map((network): [string, SubjectChainScore] => {
       const c = scoredChains.get(network);
@@ -191,47 +255,52 @@ export function scoreSubject(
           review_count: c?.review_count ?? 0,
           distinct_raters: distinct,
           weight: final_score === null ? 0 : 1,
-          agent_ids: [...(agentIds.get(network) ?? [])].sort(compareAgentIds),
+          agent_ids: [...(t.agentIds.get(network) ?? [])].sort(compareAgentIds),
         },
       ];
     }),
   );
-  const chainFinals = [...scoredChains.values()].map((c) => c.final_score);
+  const chainFinals = chainRows.map((c) => c.final_score);
   const final_score = globalScore(chainFinals);
-  const conc = concentrationOf(eligible);
+  const perRater = new Map<string, number>();
+  for (const c of t.chains.values())
+    for (const [rater, n] of c.raters) perRater.set(rater, (perRater.get(rater) ?? 0) + n);
+  const conc = concentrationFromCounts(perRater);
   const degraded = context.degraded === true;
-  const self_rated = selfRatedOf(selfValues, final_score);
+  const self_rated = selfRatedFrom(t.self.count, round6(t.self.mean()), final_score);
   const concentration = degraded ? null : conc;
 
   return {
     wallet,
     final_score,
     shrunk_score: shrunkScore(final_score, conc.distinct_raters, context.prior),
-    weighted_score: context.raterSubjectCounts ? weightedScore(eligible, context.raterSubjectCounts) : null,
+    weighted_score: context.raterSubjectCounts
+      ? weightedFromVoices(voicesFromSums(t.voices, context.raterSubjectCounts))
+      : null,
     rater_weight_policy: RATER_WEIGHT_POLICY,
     policy_version: POLICY_VERSION,
     chain_count: chainFinals.filter((s) => s !== null).length,
     per_chain,
-    total_reviews: counts.eligible,
+    total_reviews: t.counts.eligible,
     distinct_raters: conc.distinct_raters,
     top_client: concentration?.top_client ?? null,
     top_client_share: concentration?.top_client_share ?? null,
     concentration,
     confidence: degraded ? null : confidenceOf(conc.distinct_raters, final_score),
     self_rated,
-    facets: facetsOf(ratings, wallet, context.facetIndexMeans),
+    facets: Object.fromEntries(t.facets.map((f) => [f.tag1, f])),
     activity: {
-      first_rating_at: first === null ? null : new Date(first).toISOString(),
-      last_rating_at: last === null ? null : new Date(last).toISOString(),
+      first_rating_at: t.first === null ? null : new Date(t.first).toISOString(),
+      last_rating_at: t.last === null ? null : new Date(t.last).toISOString(),
     },
-    ratings_count: counts.ratings,
-    revoked_count: counts.revoked,
-    out_of_domain_count: counts.out_of_domain,
+    ratings_count: t.counts.ratings,
+    revoked_count: t.counts.revoked,
+    out_of_domain_count: t.counts.out_of_domain,
     caveats: caveatsOf(
       {
         wallet,
         final_score,
-        total_reviews: counts.eligible,
+        total_reviews: t.counts.eligible,
         distinct_raters: conc.distinct_raters,
         concentration,
         self_rated,

@@ -75,7 +75,7 @@ export const METERED_TOOLS = [
 ] as const;
 export const TOOL_NAMES: readonly string[] = [...FREE_TOOLS, ...METERED_TOOLS];
 
-/** `max_ratings` default of rep_lookup_agent (0 = every rating). */
+/** `max_ratings` default of rep_lookup_agent (0 = the largest page, 1000; truncation is declared). */
 export const DEFAULT_MAX_RATINGS = 200;
 /** Rows of the free leaderboard page. */
 export const FREE_LEADERBOARD_ROWS = 100;
@@ -240,7 +240,7 @@ async function lookupAgent(
       ? [
           {
             code: TOOL_CAVEAT.truncated,
-            text: `Showing ${returned} of ${total} ratings (max_ratings=${max}). The score, confidence and caveats cover every rating; call again with max_ratings=0 for all of them.`,
+            text: `Showing ${returned} of ${total} ratings (max_ratings=${max}). The score, confidence and caveats cover every rating; call again with a larger max_ratings (0 = the largest page, 1000) or page the route with after = pagination.next_cursor.`,
           },
         ]
       : [];
@@ -573,7 +573,7 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         .max(1000)
         .optional()
         .describe(
-          `Ratings to return (default ${DEFAULT_MAX_RATINGS}, at most 1000; 0 = all). Truncation is always declared.`,
+          `Ratings to return (default ${DEFAULT_MAX_RATINGS}; at most 1000; 0 = the largest page, 1000). Truncation is always declared.`,
         ),
       payment,
     }),

@@ -12,31 +12,38 @@
  *    base58 on solana) → 422;
  *  - agent not indexed (no identity row and no rating) → 404 `{detail: 'agent not indexed'}`,
  *    checked in `validate` so the paywall never charges for it;
- *  - paging: `limit` default 200, 0..1000, 0 = every rating (`max_ratings` of the MCP tool is an
- *    accepted alias); `offset` default 0, ≥ 0. The score always covers EVERY rating; the page
- *    only cuts the `ratings` list, and `pagination` always declares it (total, returned,
- *    next_offset, truncated).
+ *  - paging: `limit` default 200, 1..1000, 0 = the largest page (1000) (`max_ratings` of the MCP
+ *    tool is an accepted alias); `offset` default 0, ≥ 0, or `after` = the previous page's
+ *    `pagination.next_cursor` (keyset on block, log index, tx hash; not with a non-zero offset).
+ *    The handler never holds more than one page of ratings. The score always covers EVERY
+ *    rating (it comes from the maintained aggregates, O(distinct raters)); the page only cuts the
+ *    `ratings` list, and `pagination` always declares it (total, returned, next_offset,
+ *    next_cursor, truncated).
  */
 import type { AppContext } from '../context.js';
 import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
 import { normaliseAgentId } from '../../../identifiers.js';
 import {
   agentIsIndexed,
+  formatCursor,
+  parseCursor,
   readAgent,
-  readAgentRaterSubjectCounts,
-  readAgentRatings,
+  readAgentRatingsPage,
   readChainBackfillComplete,
   type AgentRatingRow,
+  type RatingCursor,
 } from '../../../read/agent.js';
+import { readAgentAggregates } from '../../../read/subject-aggregates.js';
 import { readChainPriors, readIndexFacetMeans } from '../../../read/subject.js';
 import { readRefreshMeta } from '../../../read/aggregates.js';
-import { inDomain, round6, sameAddress, scoreSubject } from '../../../scoring/index.js';
+import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../../../scoring/index.js';
 import {
   intQuery,
   invalidParam,
   iso,
   rejectUnknownQuery,
   resolveNetwork,
+  singleQuery,
   unknownNetworkResult,
 } from './common.js';
 
@@ -46,9 +53,9 @@ export const AGENT_RATINGS_MAX_LIMIT = 1000;
 export interface AgentDetailInput {
   network: string;
   agentId: string;
-  /** null = every rating. */
-  limit: number | null;
+  limit: number;
   offset: number;
+  after: RatingCursor | null;
 }
 
 /** One rating as served. */
@@ -99,7 +106,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         rawId,
       );
     }
-    const extra = rejectUnknownQuery(req, ['limit', 'max_ratings', 'offset']);
+    const extra = rejectUnknownQuery(req, ['limit', 'max_ratings', 'offset', 'after']);
     if (extra) return extra;
     if (req.query.limit !== undefined && req.query.max_ratings !== undefined) {
       return invalidParam(
@@ -117,51 +124,70 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     if (!limit.ok) return limit;
     const offset = intQuery(req, 'offset', { min: 0, default: 0 });
     if (!offset.ok) return offset;
+    const afterRaw = singleQuery(req, 'after');
+    if (!afterRaw.ok) return afterRaw;
+    let after: RatingCursor | null = null;
+    if (afterRaw.value !== undefined) {
+      after = parseCursor(afterRaw.value);
+      if (after === null) {
+        return invalidParam(
+          ['query', 'after'],
+          'after is the pagination.next_cursor of a previous page.',
+          'value_error',
+          afterRaw.value,
+        );
+      }
+      if (offset.value !== 0) {
+        return invalidParam(['query', 'offset'], 'Give offset or after, not both.', 'value_error', offset.value);
+      }
+    }
     if (!(await agentIsIndexed(ctx.db, network, agentId))) {
       return { ok: false, status: 404, body: { detail: 'agent not indexed' } };
     }
     return {
       ok: true,
-      input: { network, agentId, limit: limit.value === 0 ? null : limit.value, offset: offset.value },
+      input: {
+        network,
+        agentId,
+        limit: limit.value === 0 ? AGENT_RATINGS_MAX_LIMIT : limit.value,
+        offset: offset.value,
+        after,
+      },
     };
   },
 
   async run(ctx: AppContext, input: AgentDetailInput): Promise<PaidResult> {
     const { network, agentId } = input;
-    const [agent, all, page, raterSubjectCounts, backfilled, meta, chainPriors, facetIndexMeans] =
-      await Promise.all([
-        readAgent(ctx.db, network, agentId),
-        readAgentRatings(ctx.db, network, agentId),
-        readAgentRatings(ctx.db, network, agentId, { limit: input.limit, offset: input.offset }),
-        readAgentRaterSubjectCounts(ctx.db, network, agentId),
-        readChainBackfillComplete(ctx.db, network),
-        readRefreshMeta(ctx.db),
-        readChainPriors(ctx.db),
-        readIndexFacetMeans(ctx.db),
-      ]);
-    if (agent === null && all.total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
+    const [agent, aggs, page, backfilled, meta, chainPriors, facetIndexMeans] = await Promise.all([
+      readAgent(ctx.db, network, agentId),
+      readAgentAggregates(ctx.db, network, agentId),
+      // One row past the page says whether another page follows.
+      readAgentRatingsPage(ctx.db, network, agentId, {
+        limit: input.limit + 1,
+        offset: input.offset,
+        after: input.after,
+      }),
+      readChainBackfillComplete(ctx.db, network),
+      readRefreshMeta(ctx.db),
+      readChainPriors(ctx.db),
+      readIndexFacetMeans(ctx.db),
+    ]);
+    const total = aggs.total;
+    if (agent === null && total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
     const owner = agent?.owner ?? null;
-    const s = scoreSubject(
-      owner ?? '',
-      all.ratings.map((r) => ({
-        network: r.network,
-        agentId: r.agent_id,
-        rater: r.rater,
-        value: r.value,
-        revoked: r.revoked,
-        blockTime: r.block_time,
-        tag1: r.tag1,
-      })),
-      {
-        prior: round6(meta.prior),
-        chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
-        raterSubjectCounts,
-        degraded: all.total > 0 && !backfilled,
-        facetIndexMeans,
-        identities: [{ network, agentIds: [agentId] }],
-      },
-    );
-    const returned = page.ratings.length;
+    const s = scoreSubjectFromAggregates(owner ?? '', aggs.aggregates, {
+      prior: round6(meta.prior),
+      chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
+      raterSubjectCounts: aggs.raterSubjectCounts,
+      degraded: total > 0 && !backfilled,
+      facetIndexMeans,
+      identities: [{ network, agentIds: [agentId] }],
+    });
+    const more = page.length > input.limit;
+    if (more) page.pop();
+    const returned = page.length;
+    const lastRow = page[page.length - 1];
+    const full = more;
     const end = input.offset + returned;
     return {
       status: 200,
@@ -200,14 +226,16 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         caveats: s.caveats,
         policy_version: s.policy_version,
         pagination: {
-          total: all.total,
+          total,
           returned,
           offset: input.offset,
-          limit: input.limit ?? 0,
-          next_offset: end < all.total ? end : null,
-          truncated: returned < all.total,
+          limit: input.limit,
+          after: input.after === null ? null : formatCursor(input.after),
+          next_offset: input.after === null && full && end < total ? end : null,
+          next_cursor: full && lastRow !== undefined ? formatCursor(lastRow) : null,
+          truncated: returned < total,
         },
-        ratings: page.ratings.map((r) => servedRating(r, owner)),
+        ratings: page.map((r) => servedRating(r, owner)),
       },
     };
   },

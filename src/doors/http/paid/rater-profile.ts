@@ -9,8 +9,8 @@
  */
 import type { AppContext } from '../context.js';
 import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readEmittedRatings } from '../../../read/rater.js';
-import { POLICY_VERSION, raterStats } from '../../../scoring/index.js';
+import { readEmittedAggregates } from '../../../read/subject-aggregates.js';
+import { POLICY_VERSION, raterStatsFromAggregates } from '../../../scoring/index.js';
 import { rejectUnknownQuery, walletParam } from './common.js';
 
 /** Declared rating directions (the emitters' `tag1` prefixes). Versioned with `ROLE_POLICY`. */
@@ -43,14 +43,22 @@ export const raterProfileHandler: PaidHandler<RaterProfileInput> = {
     return { ok: true, input: { wallet: w.wallet.address } };
   },
   async run(ctx: AppContext, input: RaterProfileInput): Promise<PaidResult> {
-    const emitted = await readEmittedRatings(ctx.db, input.wallet);
-    const stats = raterStats(input.wallet, emitted);
-    const roles: Record<string, number> = {};
+    // From the maintained (network, agent, rater[, tag1]) rows: O(agents rated), never O(ratings).
+    const emitted = await readEmittedAggregates(ctx.db, input.wallet);
+    const stats = raterStatsFromAggregates(input.wallet, emitted.rows, emitted.first, emitted.last);
+    const roleCounts = new Map<string, number>();
     let unknown = 0;
-    for (const r of emitted) {
-      const role = roleOf(r.tag1);
-      if (role === null) unknown += 1;
-      else roles[role] = (roles[role] ?? 0) + 1;
+    for (const t of emitted.tags) {
+      const n = t.liveCount + t.revokedCount + t.oodCount;
+      const role = roleOf(t.tag1);
+      if (role === null) unknown += n;
+      else roleCounts.set(role, (roleCounts.get(role) ?? 0) + n);
+    }
+    // Keys in allowlist order, whatever order the rows came in.
+    const roles: Record<string, number> = {};
+    for (const role of RATER_ROLE_ALLOWLIST) {
+      const n = roleCounts.get(role);
+      if (n !== undefined && n > 0) roles[role] = n;
     }
     return {
       status: 200,

@@ -1,16 +1,17 @@
 /**
  * `GET /reputation/wallet/{wallet}/history?bucket=week|month` (default `week`; anything else 422):
- * the subject's score through time by ON-CHAIN block time (scoring.historyPoints), with
+ * the subject's score through time by ON-CHAIN block time (scoring.historyFromAggregates over the maintained per-day aggregates), with
  * `coverage.undated_reviews`, and beside it the served `final_score`, `confidence`, `caveats[]`
  * and `policy_version` of the same policy (with undated ratings the last point may sit below it).
  */
 import type { AppContext } from '../context.js';
 import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readSubjectInputs } from '../../../read/subject.js';
+import { readSubjectAggregateInputs, readSubjectDays } from '../../../read/subject-aggregates.js';
 import {
   DEFAULT_HISTORY_BUCKET,
   HISTORY_BUCKETS,
-  historyPoints,
+  historyFromAggregates,
+  undatedEligible,
   type HistoryBucket,
 } from '../../../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
@@ -37,8 +38,12 @@ export const walletHistoryHandler: PaidHandler<WalletHistoryInput> = {
     return { ok: true, input: { wallet: w.wallet.address, bucket: bucket as HistoryBucket } };
   },
   async run(ctx: AppContext, input: WalletHistoryInput): Promise<PaidResult> {
-    const inputs = await readSubjectInputs(ctx.db, input.wallet);
-    const history = historyPoints(inputs.ratings, input.wallet, input.bucket);
+    const [inputs, days] = await Promise.all([
+      readSubjectAggregateInputs(ctx.db, input.wallet),
+      readSubjectDays(ctx.db, input.wallet),
+    ]);
+    const undated = undatedEligible(inputs.aggregates.raters, input.wallet);
+    const history = historyFromAggregates(days, undated, input.wallet, input.bucket);
     const s = scoreFromInputs(inputs);
     return {
       status: 200,

@@ -12,13 +12,17 @@
  */
 import type { AppContext } from '../context.js';
 import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readSubjectInputs, type SubjectInputs } from '../../../read/subject.js';
+import type { SubjectInputs } from '../../../read/subject.js';
+import { readSubjectAggregateInputs, type SubjectAggregateInputs } from '../../../read/subject-aggregates.js';
 import { insertSnapshot, inputsDigest } from '../../../read/snapshots.js';
 import {
   ORDERING_POLICY,
+  RATER_WEIGHT_POLICY,
   scoreSubject,
+  scoreSubjectFromAggregates,
   SHRINKAGE_K,
   round6,
+  type SubjectContext,
   type SubjectScore,
 } from '../../../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
@@ -29,20 +33,28 @@ export interface WalletProfileInput {
   snapshot: boolean;
 }
 
-/** The scored composition of a subject, from its inputs (shared by the wallet routes). */
-export function scoreFromInputs(inputs: SubjectInputs): SubjectScore {
-  return scoreSubject(inputs.wallet, inputs.ratings, {
+function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectContext {
+  return {
     prior: round6(inputs.prior),
     chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
     raterSubjectCounts: inputs.raterSubjectCounts,
     degraded: inputs.degraded,
     facetIndexMeans: inputs.facetIndexMeans,
     identities: inputs.identities,
-  });
+  };
+}
+
+/**
+ * The scored composition of a subject (shared by the wallet routes): from the maintained
+ * aggregates (what the routes serve, O(distinct raters)) or from raw rows (the reference).
+ */
+export function scoreFromInputs(inputs: SubjectInputs | SubjectAggregateInputs): SubjectScore {
+  if ('aggregates' in inputs) return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, contextOf(inputs));
+  return scoreSubject(inputs.wallet, inputs.ratings, contextOf(inputs));
 }
 
 /** The served body of the wallet profile (without the snapshot block). */
-export function walletProfileBody(inputs: SubjectInputs): Record<string, unknown> {
+export function walletProfileBody(inputs: SubjectInputs | SubjectAggregateInputs): Record<string, unknown> {
   const s = scoreFromInputs(inputs);
   return {
     ...s,
@@ -90,18 +102,11 @@ async function run(
   input: WalletProfileInput,
   payment: { receipt: string | null },
 ): Promise<PaidResult> {
-  const inputs = await readSubjectInputs(ctx.db, input.wallet);
+  const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
   const body = walletProfileBody(inputs);
   if (!input.snapshot) return { status: 200, body };
   const policyVersion = String(body.policy_version);
-  const digest = inputsDigest({
-    policyVersion,
-    prior: round6(inputs.prior),
-    chainPriors: [...inputs.chainPriors]
-      .filter(([n]) => inputs.ratings.some((r) => r.network === n))
-      .map(([n, p]): [string, number | null] => [n, round6(p)]),
-    ratings: inputs.ratings,
-  });
+  const digest = snapshotDigest(inputs, policyVersion);
   const row = await insertSnapshot(ctx.db, {
     wallet: input.wallet,
     inputsDigest: digest,
@@ -123,6 +128,28 @@ async function run(
       },
     },
   };
+}
+
+/** `inputs_digest` of a subject answer (docs: src/read/snapshots.ts, docs/API.md). */
+export function snapshotDigest(inputs: SubjectAggregateInputs, policyVersion: string): string {
+  const networks = new Set([
+    ...inputs.aggregates.raters.map((r) => r.network),
+    ...inputs.identities.map((i) => i.network),
+  ]);
+  const tags = new Set(inputs.aggregates.facets.map((f) => f.tag1));
+  return inputsDigest({
+    policyVersion,
+    raterWeightPolicy: RATER_WEIGHT_POLICY,
+    prior: round6(inputs.prior),
+    chainPriors: [...inputs.chainPriors]
+      .filter(([n]) => networks.has(n))
+      .map(([n, p]): [string, number | null] => [n, round6(p)]),
+    checkpoints: inputs.checkpoints,
+    agentRaters: inputs.aggregates.raters,
+    facets: inputs.aggregates.facets,
+    raterSubjects: inputs.raterSubjectCounts,
+    facetIndexMeans: [...inputs.facetIndexMeans].filter(([t]) => tags.has(t)),
+  });
 }
 
 export const walletLookupHandler: PaidHandler<WalletProfileInput> = {

@@ -105,13 +105,16 @@ export function registerPaidRoutes(app: App, ctx: AppContext): void {
             description: 'A decimal counter on EVM chains, a base58 key on solana; always a string.',
             schema: { type: 'string' },
           },
-          q('limit', 'Ratings returned (0 = all); truncation is always declared in `pagination`.', {
+          q('limit', 'Ratings returned (0 = the largest page, 1000); truncation is always declared in `pagination`.', {
             type: 'integer',
             minimum: 0,
             maximum: 1000,
             default: 200,
           }),
           q('offset', 'First rating returned.', { type: 'integer', minimum: 0, default: 0 }),
+          q('after', 'Keyset cursor: `pagination.next_cursor` of the previous page (instead of offset).', {
+            type: 'string',
+          }),
         ],
         responses: paidResponses('Agent detail'),
       },
