@@ -15,10 +15,6 @@ const BARE_HEX_RE = /^[0-9a-fA-F]{40}$/;
 const BASE58_RE = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const AGENT_COUNTER_RE = /^\d{1,78}$/;
 
-export function isEvmAddress(s: string): boolean {
-  return EVM_RE.test(s);
-}
-
 export function isBase58Key(s: string): boolean {
   return BASE58_RE.test(s);
 }

@@ -123,11 +123,6 @@ export function badgeValueText(input: BadgeInput): string {
   return parts.join(SEPARATOR);
 }
 
-/** The sentence carried by `<title>` and `aria-label`: `reputation: <value text>`. */
-export function badgeSentence(input: BadgeInput): string {
-  return `${BADGE_LABEL}: ${badgeValueText(input)}`;
-}
-
 /** Colour of the value box: muted when there is no data or a caveat. */
 export function valueColor(input: BadgeInput): string {
   return input.scoreText === null || input.burn ? BADGE_COLORS.muted : BADGE_COLORS.value;

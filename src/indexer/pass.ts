@@ -38,17 +38,6 @@ const refreshAfterPass: AfterPass = async (db) => {
   await refreshAggregates(db, { incremental: true });
   recordAggregateRefresh((performance.now() - t0) / 1000);
 };
-let registeredAfterPass: AfterPass | null = refreshAfterPass;
-
-/**
- * Replaces the hook every pass runs after scanning (default: the incremental refreshAggregates of
- * src/read/aggregates.ts). null disables it. Returns the previous hook.
- */
-export function setAfterPassHook(hook: AfterPass | null): AfterPass | null {
-  const previous = registeredAfterPass;
-  registeredAfterPass = hook;
-  return previous;
-}
 
 export type IndexLogger = ScannerLogger;
 
@@ -83,7 +72,7 @@ export interface RunIndexPassOptions {
   config: Config;
   onProgress?: (p: ProgressEvent) => void;
   log?: IndexLogger;
-  /** Runs after the pass (inside the lock). Default: the registered hook (setAfterPassHook); null: none. */
+  /** Runs after the pass (inside the lock). Default: the incremental aggregate refresh; null: none. */
   afterPass?: AfterPass | null;
   /** Chains scanned at the same time. Default 4. */
   concurrency?: number;
@@ -347,7 +336,7 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   }
 
   const report: PassReport = { status: 'ok', chains: results, failed, millis: 0, ...(stopped ? { stopped } : {}) };
-  const hook = opts.afterPass === undefined ? registeredAfterPass : opts.afterPass;
+  const hook = opts.afterPass === undefined ? refreshAfterPass : opts.afterPass;
   if (hook && stopped) {
     log.info('[index] pass stopped: the after-pass refresh is left to the next pass', { stopped: true });
   } else if (hook) {
