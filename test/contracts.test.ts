@@ -21,7 +21,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { buildContracts } from '../contracts/build.js';
-import { startLocalNode, type LocalNode } from '../src/chain/local-node.js';
+import { startLocalNode, type LocalNode } from '../src/demo/local-node.js';
 import {
   deployRegistries,
   giveFeedback,
@@ -38,7 +38,7 @@ import {
   setMetadata,
   transferAgent,
   type Registries,
-} from '../src/chain/registries.js';
+} from '../src/demo/registries.js';
 import {
   playScenario,
   SCENARIO_CHAIN_IDS,

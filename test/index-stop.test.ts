@@ -5,7 +5,7 @@
  * checkpoint to exactly the index a pass without interruption builds. Against a real local chain.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { giveFeedback, registerAgent } from '../src/chain/registries.js';
+import { giveFeedback, registerAgent } from '../src/demo/registries.js';
 import type { Config } from '../src/config.js';
 import { runIndexPass, type PassReport } from '../src/indexer/pass.js';
 import { startIndexScheduler } from '../src/indexer/scheduler.js';

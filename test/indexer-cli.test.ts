@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/chain/registries.js';
+import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/demo/registries.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { runIndexPass } from '../src/indexer/pass.js';

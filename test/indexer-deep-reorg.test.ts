@@ -18,7 +18,7 @@ import {
   setMetadata,
   transferAgent,
   type Registries,
-} from '../src/chain/registries.js';
+} from '../src/demo/registries.js';
 import type { Queryable } from '../src/db/database.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import { rollbackAbove } from '../src/indexer/rollback.js';

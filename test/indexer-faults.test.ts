@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
-import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/chain/registries.js';
+import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/demo/registries.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {

@@ -20,7 +20,7 @@ import {
   sendCall,
   setMetadata,
   transferAgent,
-} from '../src/chain/registries.js';
+} from '../src/demo/registries.js';
 import { createEvmScanner } from '../src/indexer/evm-scanner.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { runIndexPass } from '../src/indexer/pass.js';

@@ -27,7 +27,7 @@ import {
   giveFeedbackCall,
   registerAgent,
   type Registries,
-} from '../src/chain/registries.js';
+} from '../src/demo/registries.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { configFor, quietLogger } from './indexer-fixtures.js';

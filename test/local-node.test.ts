@@ -11,7 +11,7 @@ import {
   JsonRpcError,
   startLocalNode,
   type LocalNode,
-} from '../src/chain/local-node.js';
+} from '../src/demo/local-node.js';
 
 async function rpc(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, {

@@ -6,8 +6,8 @@
  *
  * `startDemo()` does everything except serving; integration tests use it as their fixture.
  */
-import { startLocalNode, type LocalNode } from '../chain/local-node.js';
-import { deployRegistries } from '../chain/registries.js';
+import { startLocalNode, type LocalNode } from './local-node.js';
+import { deployRegistries } from './registries.js';
 import type { ChainConfig } from '../chains.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';

@@ -19,7 +19,7 @@
  */
 import { getAddress, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startLocalNode, type LocalNode } from '../chain/local-node.js';
+import { startLocalNode, type LocalNode } from './local-node.js';
 import {
   deployRegistries,
   giveFeedbackCall,
@@ -33,7 +33,7 @@ import {
   transferAgentCall,
   type ContractCall,
   type Registries,
-} from '../chain/registries.js';
+} from './registries.js';
 
 export type ScenarioNetwork = 'base' | 'optimism' | 'arbitrum';
 export const SCENARIO_NETWORKS: readonly ScenarioNetwork[] = ['base', 'optimism', 'arbitrum'];

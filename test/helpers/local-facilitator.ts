@@ -11,7 +11,7 @@ import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme as ExactEvmClientScheme } from '@x402/evm/exact/client';
-import { startLocalNode, type LocalNode } from '../../src/chain/local-node.js';
+import { startLocalNode, type LocalNode } from '../../src/demo/local-node.js';
 import { openMarket, type Market } from '../../src/demo/market.js';
 
 export const LOCAL_CHAIN_ID = 8453;
