@@ -9,7 +9,7 @@
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer } from '../src/server.js';

@@ -47,7 +47,7 @@ import { migrate } from '../src/db/migrate.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import type { RawPaidRequest } from '../src/doors/http/paid-handlers.js';
 import { paidHandlers } from '../src/doors/http/paid/index.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import type { IndexEvent } from '../src/indexer/scanner.js';
 import { configureLogging } from '../src/log.js';

@@ -30,11 +30,20 @@ export class StartupError extends Error {
   }
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNRESET',
+]);
 
 /** Turns a failure to reach or open DATABASE_URL into a one-line StartupError (else rethrows). */
 function databaseStartupError(e: unknown, config: Config): never {
-  if (!config.databaseUrl || (e as Error | null)?.name === 'DataDirLockedError' || e instanceof StartupError) throw e;
+  if (!config.databaseUrl || (e as Error | null)?.name === 'DataDirLockedError' || e instanceof StartupError)
+    throw e;
   const err = e as NodeJS.ErrnoException & { code?: string };
   let where = 'the server';
   try {
@@ -46,11 +55,18 @@ function databaseStartupError(e: unknown, config: Config): never {
   const code = err?.code ?? '';
   const msg = err?.message ?? String(e);
   if (UNREACHABLE_CODES.has(code) || /timeout|terminated unexpectedly|Connection terminated/i.test(msg)) {
-    throw new StartupError(`DATABASE_URL: cannot reach the PostgreSQL server at ${where} (${code || msg})`, EXIT.unavailable);
+    throw new StartupError(
+      `DATABASE_URL: cannot reach the PostgreSQL server at ${where} (${code || msg})`,
+      EXIT.unavailable,
+    );
   }
-  if (code === '3D000') throw new StartupError(`DATABASE_URL: the database does not exist (${where}): ${msg}`, EXIT.config);
+  if (code === '3D000')
+    throw new StartupError(`DATABASE_URL: the database does not exist (${where}): ${msg}`, EXIT.config);
   if (code === '28P01' || code === '28000') {
-    throw new StartupError(`DATABASE_URL: the server refused the credentials (${where}): ${msg}`, EXIT.config);
+    throw new StartupError(
+      `DATABASE_URL: the server refused the credentials (${where}): ${msg}`,
+      EXIT.config,
+    );
   }
   throw e;
 }
@@ -98,7 +114,10 @@ unused past validBefore → released; unused and still valid → left for a retr
 same every PAYMENT_RECONCILE_SECONDS. Exits 0, or 1 when a claim could not be decided.`,
 };
 
-export async function openAndMigrate(config: Config, opts: { readReplica?: boolean } = {}): Promise<Database> {
+export async function openAndMigrate(
+  config: Config,
+  opts: { readReplica?: boolean } = {},
+): Promise<Database> {
   try {
     return await openAndMigrateRaw(config, opts);
   } catch (e) {
@@ -109,7 +128,7 @@ export async function openAndMigrate(config: Config, opts: { readReplica?: boole
 async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }): Promise<Database> {
   const { openDatabase } = await import('./db/database.js');
   const { migrate } = await import('./db/migrate.js');
-  const { registerChains } = await import('./indexer/chain-state.js');
+  const { registerChains } = await import('./store/chain-state.js');
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -131,6 +150,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { InProcessRateLimitStore } = await import('./doors/http/rate-limit.js');
   // Loaded before "listening" is logged: from then on, a SIGTERM finds its handler installed.
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
+  const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
@@ -168,10 +188,14 @@ async function serveCommand(config: Config): Promise<void> {
   );
   let metrics: RunningServer | null = null;
   if (config.metricsPort) {
-    metrics = await startMetricsServer({ host: config.metricsHost ?? config.host, port: config.metricsPort, db });
+    metrics = await startMetricsServer({
+      host: config.metricsHost ?? config.host,
+      port: config.metricsPort,
+      db,
+    });
     log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
   }
-  const scheduler = startIndexScheduler({ db, config });
+  const scheduler = startIndexScheduler({ db, config, pass: { afterPass: refreshAfterPass } });
   const reconciler = startReconcileScheduler({ db, config });
   let stopping = false;
   const stop = async (signal: string) => {
@@ -214,7 +238,8 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
   process.on('SIGTERM', sigterm);
   try {
     const { runIndexPass } = await import('./indexer/pass.js');
-    const report = await runIndexPass({ db, config, signal: abort.signal });
+    const { refreshAfterPass } = await import('./after-pass.js');
+    const report = await runIndexPass({ db, config, signal: abort.signal, afterPass: refreshAfterPass });
     if (report.status === 'locked') {
       logger('index').warn('[index] another process is running a pass on this index; nothing done.');
       return 2;
@@ -240,7 +265,10 @@ async function migrateCommand(config: Config): Promise<void> {
     } catch (e) {
       databaseStartupError(e, config);
     }
-    logger('migrate').info({ applied }, applied.length ? `applied ${applied.join(', ')}` : 'already up to date');
+    logger('migrate').info(
+      { applied },
+      applied.length ? `applied ${applied.join(', ')}` : 'already up to date',
+    );
   } finally {
     await db.close();
   }
@@ -260,7 +288,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({
       args: rest,
-      options: { help: { type: 'boolean', short: 'h' }, once: { type: 'boolean' }, 'no-serve': { type: 'boolean' } },
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        once: { type: 'boolean' },
+        'no-serve': { type: 'boolean' },
+      },
       strict: true,
     }));
   } catch (e) {
@@ -334,7 +366,8 @@ export async function main(argv: string[]): Promise<number> {
   return 64;
 }
 
-const isEntry = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+const isEntry =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (isEntry) {
   main(process.argv.slice(2)).then(
     (code) => {

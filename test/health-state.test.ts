@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { migrationFiles } from '../src/db/migrate.js';
 import { createApp } from '../src/doors/http/app.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { overallState, type ChainScanRow } from '../src/read/health.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 

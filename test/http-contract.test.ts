@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { countingDb } from './helpers/counting-db.js';

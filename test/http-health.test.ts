@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

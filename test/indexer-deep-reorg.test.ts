@@ -21,7 +21,7 @@ import {
 } from '../src/demo/registries.js';
 import type { Queryable } from '../src/db/database.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
-import { rollbackAbove } from '../src/indexer/rollback.js';
+import { rollbackAbove } from '../src/store/rollback.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { configFor, dumpIndex, quietLogger } from './indexer-fixtures.js';

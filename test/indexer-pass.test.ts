@@ -26,7 +26,7 @@ import { ingestBatch } from '../src/indexer/ingest.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/indexer/scanner.js';
 import { startIndexScheduler } from '../src/indexer/scheduler.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   configFor,

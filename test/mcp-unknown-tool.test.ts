@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { TOOL_NAMES } from '../src/doors/mcp/tools.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

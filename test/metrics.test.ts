@@ -14,6 +14,7 @@ import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-t
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
+import { refreshAfterPass } from '../src/after-pass.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { startMetricsServer, type RunningServer } from '../src/server.js';
 import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js';
@@ -144,7 +145,7 @@ describe('the metrics listener', () => {
     ]);
     const before = await scrape();
     const r0 = value(before, 'repindex_rpc_errors_total', { chain: 'base', kind: 'transient' }) ?? 0;
-    await runIndexPass({ db: t.db, config, progress: 'off', scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    await runIndexPass({ db: t.db, config, progress: 'off', afterPass: refreshAfterPass, scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
     // (The pass registered the configuration: every chain but base disabled; celo back on.)
     await t.db.query(
       `UPDATE chains SET enabled = true, last_scanned_block = 100, head_at_last_sync = 112, last_success_at = $1 WHERE network = 'celo'`,
@@ -169,7 +170,7 @@ describe('the metrics listener', () => {
     expect((value(m, 'repindex_rpc_errors_total', { chain: 'base', kind: 'transient' }) ?? 0) - r0).toBe(2);
     expect(m.get('repindex_index_chain_pass_duration_seconds')?.type).toBe('HISTOGRAM');
     expect(m.get('repindex_index_pass_duration_seconds')!.metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1)).toBe(true);
-    // The default after-pass hook refreshed the aggregates and timed it.
+    // The after-pass hook the CLI and the scheduler pass refreshed the aggregates and timed it.
     expect(m.get('repindex_aggregate_refresh_duration_seconds')!.metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1)).toBe(true);
     // Process metrics come along.
     expect(m.has('repindex_process_resident_memory_bytes')).toBe(true);

@@ -17,7 +17,7 @@ import { createApp } from '../src/doors/http/app.js';
 import { RedisRateLimitStore } from '../src/doors/http/rate-limit-redis.js';
 import { InProcessRateLimitStore, type RateLimitStore } from '../src/doors/http/rate-limit.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import { registerChains } from '../src/indexer/chain-state.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
+import { refreshAfterPass } from '../src/after-pass.js';
 import { runIndexPass, type RunIndexPassOptions } from '../src/indexer/pass.js';
 import { createSolanaScanner } from '../src/indexer/solana-scanner.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -118,6 +119,7 @@ describe('solana scanner through the pass (replay transport)', () => {
       config,
       log,
       progress: 'off',
+      afterPass: refreshAfterPass,
       solana: { transport: replay.transport, pageLimit: 3, baseDelayMs: 1, maxDelayMs: 2 },
       ...over,
     });
@@ -225,7 +227,7 @@ describe('solana scanner through the pass (replay transport)', () => {
   });
 
   it('ratings join the current owner in the aggregates and on /wallets/{wallet}/chains', async () => {
-    // the default after-pass hook (refreshAggregates) ran after every pass
+    // the after-pass hook of serve and index --once (refreshAfterPass) ran after every pass
     const app = createApp({ config, db: t.db, now: () => new Date((T0 + 500) * 1000) });
     const res = await app.request(`/wallets/${O2.b58}/chains`);
     expect(res.status).toBe(200);

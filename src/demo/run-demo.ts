@@ -12,11 +12,13 @@ import type { ChainConfig } from '../chains.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { registerChains } from '../indexer/chain-state.js';
 import { defaultIndexLogger } from '../indexer/evm-scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport } from '../indexer/pass.js';
 import { startIndexScheduler } from '../indexer/scheduler.js';
 import { startHttpServer } from '../server.js';
+import { refreshAfterPass } from '../after-pass.js';
+import { registerChains } from '../store/chain-state.js';
+import { holdsIndexRows, isDemoDatabase, markDemoDatabase, resetDemoDatabase } from '../store/demo.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { startReconcileScheduler } from '../payments/reconcile.js';
 import { demoKey, openMarket, type Market } from './market.js';
@@ -30,8 +32,6 @@ import {
 
 /** The reorg margin the demo chains use (the production default), covered by empty blocks. */
 export const DEMO_CONFIRMATIONS = 12;
-
-const DEMO_TABLES = ['ratings', 'revocations', 'ownership_transfers', 'agent_metadata', 'agents'] as const;
 
 export class DemoDatabaseError extends Error {
   override name = 'DemoDatabaseError';
@@ -85,30 +85,14 @@ export function demoConfig(base: Config, nodes: ScenarioNode[]): Config {
  * (then it is reset first): it never mixes scenario rows into a real index.
  */
 async function prepareDemoDatabase(db: Database): Promise<void> {
-  const marked = await db.query(`SELECT 1 FROM indexer_meta WHERE meta_key = 'demo'`);
-  if (marked.length === 0) {
-    const [row] = await db.query<{ n: number }>(
-      `SELECT (SELECT count(*) FROM agents) + (SELECT count(*) FROM ratings) + (SELECT count(*) FROM revocations) AS n`,
+  if (await isDemoDatabase(db)) return resetDemoDatabase(db);
+  if (await holdsIndexRows(db)) {
+    throw new DemoDatabaseError(
+      'the demo refuses to write into a database that already holds an index: unset DATABASE_URL ' +
+        '(the demo then runs in memory) or point it at an empty database',
     );
-    if (Number(row?.n ?? 0) > 0) {
-      throw new DemoDatabaseError(
-        'the demo refuses to write into a database that already holds an index: unset DATABASE_URL ' +
-          '(the demo then runs in memory) or point it at an empty database',
-      );
-    }
-    await db.query(
-      `INSERT INTO indexer_meta (meta_key, value) VALUES ('demo', 'true') ON CONFLICT DO NOTHING`,
-    );
-    return;
   }
-  await db.transaction(async (tx) => {
-    for (const t of DEMO_TABLES) await tx.query(`DELETE FROM ${t}`);
-    await tx.query(
-      `UPDATE chains SET last_scanned_block = NULL, head_at_last_sync = NULL, backfill_complete = FALSE,
-         last_success_at = NULL, last_error = NULL, last_error_at = NULL, start_block = NULL,
-         agents_count = 0, ratings_count = 0`,
-    );
-  });
+  await markDemoDatabase(db);
 }
 
 export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
@@ -154,7 +138,13 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
     const config = demoConfig(base, nodes);
     await registerChains(database, config.chains);
     const t1 = Date.now();
-    const pass = await runIndexPass({ db: database, config, log, progress: 'lines' });
+    const pass = await runIndexPass({
+      db: database,
+      config,
+      log,
+      progress: 'lines',
+      afterPass: refreshAfterPass,
+    });
     const indexMs = Date.now() - t1;
     if (pass.status !== 'ok') throw new Error('the demo index pass could not take the index lock');
     if (pass.failed.length > 0 || pass.afterPassError) {
@@ -209,7 +199,10 @@ export async function startDemoMarket(demo: Demo): Promise<Market> {
     await node.mine(1);
   }
   const facilitatorKey = demoKey('facilitator');
-  await node.request('hardhat_setBalance', [privateKeyToAddress(facilitatorKey), `0x${(10n ** 21n).toString(16)}`]);
+  await node.request('hardhat_setBalance', [
+    privateKeyToAddress(facilitatorKey),
+    `0x${(10n ** 21n).toString(16)}`,
+  ]);
   const market = await openMarket({
     rpcUrl: node.rpcUrl,
     chainId: node.chainId,
@@ -269,7 +262,12 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
     { host: config.host, port: config.port },
   );
   if (config.port === 0) demo.config.baseUrl = server.url;
-  const scheduler = startIndexScheduler({ db: demo.db, config: demo.config, runAtStart: false });
+  const scheduler = startIndexScheduler({
+    db: demo.db,
+    config: demo.config,
+    runAtStart: false,
+    pass: { afterPass: refreshAfterPass },
+  });
   const reconciler = startReconcileScheduler({ db: demo.db, config: demo.config });
   const u = server.url;
   const wallet = facts.multiChainOwner.address;

@@ -4,15 +4,22 @@
  * transaction (ingest.ts). Only one pass runs at a time, also across processes
  * (`db.tryWithLock('index-pass')`: a PostgreSQL advisory lock). Chains run concurrently (small
  * limit); a chain that fails records last_error / last_error_at and does not stop the others.
- * After the pass the free aggregates are refreshed (the after-pass hook).
+ * After the pass the caller's after-pass hook runs inside the lock (the scheduler and the CLI
+ * pass the free aggregates' refresh: src/after-pass.ts); src/indexer never calls the read model.
  */
 import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
-import { recordAggregateRefresh, recordChainPass, recordPass } from '../metrics.js';
-import { refreshAggregates } from '../read/aggregates.js';
-import { registerChains } from './chain-state.js';
+import { recordChainPass, recordPass } from '../metrics.js';
+import {
+  analyzeIndexTables,
+  readScanPosition,
+  recordChainError,
+  recordCheckpointHash,
+  registerChains,
+  setStartBlock,
+} from '../store/chain-state.js';
 import {
   createEvmScanner,
   defaultIndexLogger,
@@ -22,7 +29,7 @@ import {
   type ScannerLogger,
 } from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
-import { healReorg, recordCheckpointHash } from './rollback.js';
+import { healReorg } from './rollback.js';
 import type { ChainScanner } from './scanner.js';
 import {
   createSolanaScanner,
@@ -32,12 +39,6 @@ import {
 } from './solana-scanner.js';
 
 export type AfterPass = (db: Database) => Promise<void>;
-
-const refreshAfterPass: AfterPass = async (db) => {
-  const t0 = performance.now();
-  await refreshAggregates(db, { incremental: true });
-  recordAggregateRefresh((performance.now() - t0) / 1000);
-};
 
 export type IndexLogger = ScannerLogger;
 
@@ -72,7 +73,10 @@ export interface RunIndexPassOptions {
   config: Config;
   onProgress?: (p: ProgressEvent) => void;
   log?: IndexLogger;
-  /** Runs after the pass (inside the lock). Default: the incremental aggregate refresh; null: none. */
+  /**
+   * Runs after the pass (inside the lock; skipped when the pass stopped early). The scheduler and
+   * the CLI pass `refreshAfterPass` (src/after-pass.ts); absent or null: nothing runs.
+   */
   afterPass?: AfterPass | null;
   /** Chains scanned at the same time. Default 4. */
   concurrency?: number;
@@ -275,7 +279,9 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   const worker = async () => {
     while (next < chains.length) {
       const i = next++;
-      results[i] = opts.signal?.aborted ? notStarted(chains[i]!) : await indexChain(chains[i]!, opts, log, progress, now);
+      results[i] = opts.signal?.aborted
+        ? notStarted(chains[i]!)
+        : await indexChain(chains[i]!, opts, log, progress, now);
     }
   };
   const concurrency = Math.max(1, opts.concurrency ?? 4);
@@ -328,15 +334,19 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
     0,
   );
   if (wrote > 0) {
-    await db
-      .exec('ANALYZE agents, ratings, revocations, ownership_transfers, agent_metadata')
-      .catch((e: unknown) => {
-        log.warn(`[index] ANALYZE failed: ${describeError(e)}`);
-      });
+    await analyzeIndexTables(db).catch((e: unknown) => {
+      log.warn(`[index] ANALYZE failed: ${describeError(e)}`);
+    });
   }
 
-  const report: PassReport = { status: 'ok', chains: results, failed, millis: 0, ...(stopped ? { stopped } : {}) };
-  const hook = opts.afterPass === undefined ? refreshAfterPass : opts.afterPass;
+  const report: PassReport = {
+    status: 'ok',
+    chains: results,
+    failed,
+    millis: 0,
+    ...(stopped ? { stopped } : {}),
+  };
+  const hook = opts.afterPass ?? null;
   if (hook && stopped) {
     log.info('[index] pass stopped: the after-pass refresh is left to the next pass', { stopped: true });
   } else if (hook) {
@@ -388,16 +398,6 @@ function notStarted(chain: ChainConfig): ChainPassResult {
   };
 }
 
-async function recordError(db: Database, network: string, message: string, at: Date): Promise<void> {
-  await db
-    .query(`UPDATE chains SET last_error = $2, last_error_at = $3 WHERE network = $1`, [
-      network,
-      message,
-      at.toISOString(),
-    ])
-    .catch(() => undefined);
-}
-
 function makeScanner(
   chain: ChainConfig,
   opts: RunIndexPassOptions,
@@ -444,7 +444,7 @@ async function indexChain(
       result.status = 'skipped';
       result.ok = false;
       result.error = `${chain.kind}: ${NO_SCANNER}`;
-      await recordError(db, chain.network, result.error, now());
+      await recordChainError(db, chain.network, result.error, now());
       return result;
     }
     await scanner.verify();
@@ -457,7 +457,11 @@ async function indexChain(
       const blockHash = scanner.blockHash.bind(scanner);
       const healed = await healReorg(db, chain.network, blockHash);
       if (healed) {
-        result.reorg = { mismatchAt: healed.mismatchAt, ancestor: healed.ancestor, fullRescan: healed.fullRescan };
+        result.reorg = {
+          mismatchAt: healed.mismatchAt,
+          ancestor: healed.ancestor,
+          fullRescan: healed.fullRescan,
+        };
         log.warn(
           `[index] ${chain.network}: reorg below the margin: block ${healed.mismatchAt} is no longer on the chain; ` +
             `rolled back to ${healed.fullRescan ? 'the start block (full rescan)' : `block ${healed.ancestor}`}: ` +
@@ -466,16 +470,13 @@ async function indexChain(
         );
       }
     }
-    const [row] = await db.query<{ last_scanned_block: number | null; start_block: number | null }>(
-      'SELECT last_scanned_block, start_block FROM chains WHERE network = $1',
-      [chain.network],
-    );
-    let start = chain.startBlock ?? row?.start_block ?? null;
-    if (start === null && row?.last_scanned_block == null) {
+    const position = await readScanPosition(db, chain.network);
+    let start = chain.startBlock ?? position.startBlock;
+    if (start === null && position.lastScannedBlock === null) {
       start = await scanner.discoverStartBlock(Math.max(0, head));
-      await db.query('UPDATE chains SET start_block = $2 WHERE network = $1', [chain.network, start]);
+      await setStartBlock(db, chain.network, start);
     }
-    const checkpoint = row?.last_scanned_block ?? null;
+    const checkpoint = position.lastScannedBlock;
     const from = Math.max(checkpoint === null ? 0 : checkpoint + 1, start ?? 0);
     if (checkpoint !== null && checkpoint > target) {
       log.info(
@@ -561,7 +562,7 @@ async function indexChain(
     result.error = redactUrls(describeError(e));
     result.endpoint = chain.rpcUrl ? redactUrl(chain.rpcUrl) : '(none configured)';
     result.cause = rootCause(e);
-    await recordError(db, chain.network, result.error, now());
+    await recordChainError(db, chain.network, result.error, now());
     return result;
   } finally {
     result.millis = Date.now() - t0;

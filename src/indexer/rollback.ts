@@ -1,14 +1,14 @@
 /**
- * Deep reorgs: the storage side. The indexer only scans to head − confirmations, so a reorg
+ * Deep reorgs. The indexer only scans to head − confirmations, so a reorg
  * inside that margin never reaches the index. A DEEPER one is healed here:
  *
- *  1. every committed batch records the hash of its last block (`recordCheckpointHash`, inside
- *     the batch's transaction; the newest {@link KEPT_HASHES} per chain are kept);
+ *  1. every committed batch records the hash of its last block (`recordCheckpointHash` in
+ *     src/store/chain-state.ts, inside the batch's transaction; the newest 256 per chain are kept);
  *  2. at the start of a pass, `findCommonAncestor` compares the newest stored hash with the chain;
  *     on a mismatch it walks back through the stored hashes to the newest block the chain still
  *     has (the common ancestor);
- *  3. `rollbackAbove(tx, network, block)` deletes everything written above that block in ONE
- *     transaction (ratings, revocations and the revoked flags they set, ownership transfers and
+ *  3. `rollbackAbove(tx, network, block)` (src/store/rollback.ts) deletes everything written
+ *     above that block in ONE transaction (ratings, revocations and the revoked flags they set, ownership transfers and
  *     the owners they set, metadata, URIs, agents minted above it, the live counters, the stored
  *     hashes) and moves the checkpoint back to it; the pass then rescans from there.
  *
@@ -18,26 +18,9 @@
  * cheap relative to correctness; rare in practice: it needs a deep reorg carrying a metadata or
  * URI update of an older agent). When no stored hash matches at all, the same full rescan is done.
  */
-import { requireFullRefresh } from '../read/aggregates.js';
 import type { Database, Queryable } from '../db/database.js';
-
-/** Checkpoint hashes kept per chain (the deepest reorg walked back to a stored block). */
-export const KEPT_HASHES = 256;
-
-/** Stores the hash of a checkpoint block and prunes the oldest beyond KEPT_HASHES (in the batch's transaction). */
-export async function recordCheckpointHash(tx: Queryable, network: string, block: number, hash: string): Promise<void> {
-  await tx.query(
-    `INSERT INTO chain_block_hashes (network, block_number, block_hash) VALUES ($1, $2, $3)
-     ON CONFLICT (network, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash`,
-    [network, block, hash],
-  );
-  await tx.query(
-    `DELETE FROM chain_block_hashes WHERE network = $1 AND block_number < (
-       SELECT block_number FROM chain_block_hashes WHERE network = $1
-        ORDER BY block_number DESC OFFSET $2 LIMIT 1)`,
-    [network, KEPT_HASHES - 1],
-  );
-}
+import { readCheckpointHashes } from '../store/chain-state.js';
+import { rollbackAbove, type RollbackResult } from '../store/rollback.js';
 
 export interface AncestorCheck {
   /** The newest stored checkpoint block, whose hash the chain no longer has. */
@@ -55,167 +38,14 @@ export async function findCommonAncestor(
   network: string,
   blockHash: (block: number) => Promise<string | null>,
 ): Promise<AncestorCheck | null> {
-  const stored = await db.query<{ block_number: number; block_hash: string }>(
-    `SELECT block_number, block_hash FROM chain_block_hashes WHERE network = $1 ORDER BY block_number DESC`,
-    [network],
-  );
+  const stored = await readCheckpointHashes(db, network);
   if (stored.length === 0) return null;
   const newest = stored[0]!;
-  if ((await blockHash(Number(newest.block_number))) === newest.block_hash) return null;
+  if ((await blockHash(newest.block)) === newest.hash) return null;
   for (const s of stored.slice(1)) {
-    if ((await blockHash(Number(s.block_number))) === s.block_hash) {
-      return { mismatchAt: Number(newest.block_number), ancestor: Number(s.block_number) };
-    }
+    if ((await blockHash(s.block)) === s.hash) return { mismatchAt: newest.block, ancestor: s.block };
   }
-  return { mismatchAt: Number(newest.block_number), ancestor: null };
-}
-
-export interface RollbackResult {
-  network: string;
-  /** The block everything above was deleted (null: everything; the chain is rescanned from its start). */
-  ancestor: number | null;
-  ratings: number;
-  revocations: number;
-  unrevoked: number;
-  transfers: number;
-  metadata: number;
-  agents: number;
-  /** Agents whose rows or ratings changed: the keys derived aggregates must be recomputed for. */
-  touched: { network: string; agent_id: string }[];
-  /** The checkpoint went back to the start block (a latest-only value could not be restored). */
-  fullRescan: boolean;
-}
-
-async function n(tx: Queryable, sql: string, params: unknown[]): Promise<number> {
-  const [row] = await tx.query<{ n: number }>(sql, params);
-  return Number(row?.n ?? 0);
-}
-
-/**
- * Deletes everything the index holds from blocks above `block` on `network` and moves the
- * checkpoint back (to `block`, or to "nothing scanned" when a full rescan is needed; `block`
- * null means everything). Call it inside ONE transaction (see healReorg). All of the rollback's
- * SQL lives here.
- */
-export async function rollbackAbove(tx: Queryable, network: string, block: number | null): Promise<RollbackResult> {
-  const b = block ?? -1;
-  const p = [network, b];
-  // The agents whose data changes, collected before anything is deleted.
-  const touched = await tx.query<{ network: string; agent_id: string }>(
-    `SELECT $1::text AS network, agent_id FROM (
-       SELECT agent_id FROM ratings WHERE network = $1 AND (block_number > $2 OR revoked_block > $2)
-       UNION SELECT agent_id FROM revocations WHERE network = $1 AND block_number > $2
-       UNION SELECT agent_id FROM ownership_transfers WHERE network = $1 AND block_number > $2
-       UNION SELECT agent_id FROM agent_metadata WHERE network = $1 AND block_number > $2
-       UNION SELECT agent_id FROM agents WHERE network = $1
-               AND (registered_block > $2 OR owner_block > $2 OR uri_block > $2)
-     ) k ORDER BY agent_id`,
-    p,
-  );
-  // A latest-only value (metadata, URI) above the ancestor on an agent that already existed below
-  // it: its earlier value is gone, so the chain is rescanned from the start.
-  const fullRescan =
-    block === null ||
-    (await n(
-      tx,
-      `SELECT count(*)::int AS n FROM agents a
-        WHERE a.network = $1 AND (a.registered_block IS NULL OR a.registered_block <= $2)
-          AND (a.uri_block > $2 OR EXISTS (SELECT 1 FROM agent_metadata m
-                WHERE m.network = a.network AND m.agent_id = a.agent_id AND m.block_number > $2))`,
-      p,
-    )) > 0;
-
-  const unrevoked = await n(
-    tx,
-    `WITH up AS (UPDATE ratings SET revoked = FALSE, revoked_tx = NULL, revoked_block = NULL, revoked_at = NULL
-                  WHERE network = $1 AND revoked_block > $2 AND block_number <= $2 RETURNING 1)
-     SELECT count(*)::int AS n FROM up`,
-    p,
-  );
-  const ratings = await n(
-    tx,
-    `WITH del AS (DELETE FROM ratings WHERE network = $1 AND block_number > $2 RETURNING 1),
-          bump AS (UPDATE chains SET ratings_count = ratings_count - (SELECT count(*) FROM del) WHERE network = $1)
-     SELECT count(*)::int AS n FROM del`,
-    p,
-  );
-  const revocations = await n(
-    tx,
-    `WITH del AS (DELETE FROM revocations WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
-    p,
-  );
-  const transfers = await n(
-    tx,
-    `WITH del AS (DELETE FROM ownership_transfers WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
-    p,
-  );
-  const metadata = await n(
-    tx,
-    `WITH del AS (DELETE FROM agent_metadata WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
-    p,
-  );
-  // The current owner: the latest transfer still held (none: unknown again).
-  await tx.query(
-    `UPDATE agents a SET (owner, owner_block, owner_log_index) = (
-       SELECT t.to_address, t.block_number, t.log_index FROM ownership_transfers t
-        WHERE t.network = a.network AND t.agent_id = a.agent_id
-        ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1)
-      WHERE a.network = $1 AND a.owner_block > $2`,
-    p,
-  );
-  // URIs set above the ancestor (their earlier value comes back with the full rescan).
-  await tx.query(
-    `UPDATE agents SET agent_uri = NULL, uri_block = NULL, uri_log_index = NULL, uri_declared_type = NULL
-      WHERE network = $1 AND uri_block > $2`,
-    p,
-  );
-  // Agents minted above the ancestor, and rows nothing below it speaks of any more.
-  const agents = await n(
-    tx,
-    `WITH del AS (
-       DELETE FROM agents a WHERE a.network = $1 AND (
-         a.registered_block > $2
-         OR (a.registered_block IS NULL AND a.owner_block IS NULL AND a.uri_block IS NULL
-             AND a.agent_id = ANY($3::text[])
-             AND NOT EXISTS (SELECT 1 FROM agent_metadata m WHERE m.network = a.network AND m.agent_id = a.agent_id)))
-       RETURNING 1),
-     bump AS (UPDATE chains SET agents_count = agents_count - (SELECT count(*) FROM del) WHERE network = $1)
-     SELECT count(*)::int AS n FROM del`,
-    [network, b, touched.map((t) => t.agent_id)],
-  );
-  await tx.query(`DELETE FROM chain_block_hashes WHERE network = $1 AND block_number > $2`, p);
-  await tx.query(`UPDATE chains SET last_scanned_block = $2 WHERE network = $1`, [
-    network,
-    fullRescan ? null : block,
-  ]);
-
-  // ---- DERIVED AGGREGATES: the single call site where a rollback recomputes what is derived
-  // from the rows above (per-agent / per-subject aggregates), for exactly the agents it touched.
-  await recomputeDerivedAfterRollback(tx, network, touched.map((t) => t.agent_id));
-
-  return {
-    network,
-    ancestor: block,
-    ratings,
-    revocations,
-    unrevoked,
-    transfers,
-    metadata,
-    agents,
-    touched,
-    fullRescan,
-  };
-}
-
-/**
- * Recomputes the aggregates derived from the agents a rollback touched (inside its transaction).
- * The free aggregates (src/read/aggregates.ts) are marked for a full rebuild by the after-pass
- * refresh; aggregate tables kept up to date by the ingest must be recomputed here for `agentIds`.
- */
-async function recomputeDerivedAfterRollback(tx: Queryable, network: string, _agentIds: string[]): Promise<void> {
-  // The free aggregates: rows below a checkpoint were deleted, which the incremental refresh (it
-  // looks above the last refresh's checkpoints) cannot see: the next refresh rebuilds them whole.
-  await requireFullRefresh(tx, `rollback on ${network}`);
+  return { mismatchAt: newest.block, ancestor: null };
 }
 
 /**

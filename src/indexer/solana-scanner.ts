@@ -44,6 +44,18 @@ import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
 import { defaultIndexLogger, describeError, type ScannerLogger } from './evm-scanner.js';
 import { recordRpcError } from '../metrics.js';
+import { raiseStartBlock } from '../store/chain-state.js';
+import {
+  clearScanGaps,
+  clearWalkCursor,
+  readScanGaps,
+  readWalkCursor,
+  recordIncompleteTransactions,
+  recordScanGaps,
+  saveWalkCursor,
+  type IncompleteTransaction,
+  type ScanGap,
+} from '../store/solana-scan.js';
 import { sanitizeText, type ChainScanner, type IndexEvent, type ScanBatch } from './scanner.js';
 import {
   decodeEvent,
@@ -282,18 +294,8 @@ interface TxView {
   meta: { err: unknown; logMessages?: readonly string[] | null } | null;
 }
 
-interface Gap {
-  signature: string;
-  slot: number;
-  txIndex: number;
-}
-
-interface Incomplete {
-  signature: string;
-  slot: number;
-  reason: string;
-  eventsKept: number;
-}
+type Gap = ScanGap;
+type Incomplete = IncompleteTransaction;
 
 /** What one page of transactions gave: events, and the state to write with them. */
 interface Fetched {
@@ -582,50 +584,16 @@ export function createSolanaScanner(
 
   /** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
   async function persistFetched(tx: Queryable, f: Fetched): Promise<void> {
-    if (f.gaps.length) {
-      await tx.query(
-        `INSERT INTO scan_gaps (network, tx_hash, block_number, tx_index)
-         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::int[])
-         ON CONFLICT (network, tx_hash) DO UPDATE SET attempts = scan_gaps.attempts + 1, last_attempt_at = now()`,
-        [network, f.gaps.map((g) => g.signature), f.gaps.map((g) => g.slot), f.gaps.map((g) => g.txIndex)],
-      );
-    }
-    if (f.healed.length && db) {
-      await tx.query(`DELETE FROM scan_gaps WHERE network = $1 AND tx_hash = ANY($2::text[])`, [
-        network,
-        f.healed,
-      ]);
-    }
-    if (f.incomplete.length) {
-      await tx.query(
-        `INSERT INTO incomplete_transactions (network, tx_hash, block_number, reason, events_kept)
-         SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[], $5::int[])
-         ON CONFLICT (network, tx_hash) DO NOTHING`,
-        [
-          network,
-          f.incomplete.map((x) => x.signature),
-          f.incomplete.map((x) => x.slot),
-          f.incomplete.map((x) => x.reason),
-          f.incomplete.map((x) => x.eventsKept),
-        ],
-      );
-    }
+    await recordScanGaps(tx, network, f.gaps);
+    if (db) await clearScanGaps(tx, network, f.healed);
+    await recordIncompleteTransactions(tx, network, f.incomplete);
   }
 
   /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
   async function* retryGaps(): AsyncGenerator<ScanBatch> {
     if (!db || o.gapRetryLimit <= 0) return;
-    const rows = await db.query<{ tx_hash: string; block_number: number | string; tx_index: number }>(
-      `SELECT tx_hash, block_number, tx_index FROM scan_gaps WHERE network = $1
-        ORDER BY block_number, tx_index LIMIT $2`,
-      [network, o.gapRetryLimit],
-    );
-    if (rows.length === 0) return;
-    const sigs = rows.map((r) => ({
-      signature: r.tx_hash,
-      slot: Number(r.block_number),
-      txIndex: Number(r.tx_index),
-    }));
+    const sigs = await readScanGaps(db, network, o.gapRetryLimit);
+    if (sigs.length === 0) return;
     const f = await fetchAll(sigs, 1);
     stats.gapsHealed += f.healed.length;
     if (f.healed.length)
@@ -695,13 +663,9 @@ export function createSolanaScanner(
           events: f.events,
           persist: async (tx) => {
             await persistFetched(tx, f);
-            if (db) await tx.query('DELETE FROM solana_scan_cursor WHERE network = $1', [network]);
+            if (db) await clearWalkCursor(tx, network);
             // The walk reached the start of the program's history: its oldest slot is the start block.
-            if (oldestOfHistory !== null)
-              await tx.query(
-                `UPDATE chains SET start_block = $2 WHERE network = $1 AND (start_block IS NULL OR start_block < $2)`,
-                [network, oldestOfHistory],
-              );
+            if (oldestOfHistory !== null) await raiseStartBlock(tx, network, oldestOfHistory);
           },
         };
         return;
@@ -715,13 +679,12 @@ export function createSolanaScanner(
         persist: async (tx) => {
           await persistFetched(tx, f);
           if (db)
-            await tx.query(
-              `INSERT INTO solana_scan_cursor (network, from_slot, to_slot, before_signature, low_slot, updated_at)
-               VALUES ($1, $2, $3, $4, $5, now())
-               ON CONFLICT (network) DO UPDATE SET from_slot = EXCLUDED.from_slot, to_slot = EXCLUDED.to_slot,
-                 before_signature = EXCLUDED.before_signature, low_slot = EXCLUDED.low_slot, updated_at = now()`,
-              [network, from, to, low.signature, low.slot],
-            );
+            await saveWalkCursor(tx, network, {
+              fromSlot: from,
+              toSlot: to,
+              beforeSignature: low.signature,
+              lowSlot: low.slot,
+            });
         },
       };
     }
@@ -762,26 +725,23 @@ export function createSolanaScanner(
       yield* retryGaps();
       let start = from;
       if (db) {
-        const [c] = await db.query<{
-          from_slot: number | string;
-          to_slot: number | string;
-          before_signature: string;
-          low_slot: number | string;
-        }>(
-          'SELECT from_slot, to_slot, before_signature, low_slot FROM solana_scan_cursor WHERE network = $1',
-          [network],
-        );
-        if (c && Number(c.from_slot) === from && Number(c.to_slot) <= to) {
-          // An interrupted walk over [from, c.to_slot]: finish it below its cursor, then walk the rest.
-          const resumeTo = Number(c.to_slot);
+        const c = await readWalkCursor(db, network);
+        if (c && c.fromSlot === from && c.toSlot <= to) {
+          // An interrupted walk over [from, c.toSlot]: finish it below its cursor, then walk the rest.
+          const resumeTo = c.toSlot;
           log.info(
-            `[index] ${network}: resuming the walk over slots ${from}..${resumeTo} below slot ${Number(c.low_slot)}`,
-            { chain: network, from, to: resumeTo, low_slot: Number(c.low_slot) },
+            `[index] ${network}: resuming the walk over slots ${from}..${resumeTo} below slot ${c.lowSlot}`,
+            {
+              chain: network,
+              from,
+              to: resumeTo,
+              low_slot: c.lowSlot,
+            },
           );
-          yield* walk(from, resumeTo, c.before_signature);
+          yield* walk(from, resumeTo, c.beforeSignature);
           start = resumeTo + 1;
         } else if (c) {
-          await db.query('DELETE FROM solana_scan_cursor WHERE network = $1', [network]);
+          await clearWalkCursor(db, network);
         }
       }
       if (start <= to) yield* walk(start, to, undefined);

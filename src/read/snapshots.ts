@@ -17,7 +17,8 @@
  * index state gives the same digest whatever order the rows were read or ingested in, and anyone
  * holding the index can recompute it (src/read/subject-aggregates.ts reads exactly these rows).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import type { SnapshotRow } from '../store/snapshots.js';
 import type { Queryable } from '../db/database.js';
 import { formatDecimal, parseDecimal } from '../scoring/index.js';
 
@@ -85,7 +86,15 @@ export function canonicalInputs(inputs: DigestInputs): string {
     chain_priors: sorted([...inputs.chainPriors].map(([n, p]) => [n, p])),
     checkpoints: sorted(inputs.checkpoints.map((c) => [c.network, c.last_scanned_block])),
     agent_raters: sorted(
-      inputs.agentRaters.map((r) => [r.network, r.agentId, r.rater, r.liveCount, canon(r.liveSum), r.revokedCount, r.oodCount]),
+      inputs.agentRaters.map((r) => [
+        r.network,
+        r.agentId,
+        r.rater,
+        r.liveCount,
+        canon(r.liveSum),
+        r.revokedCount,
+        r.oodCount,
+      ]),
     ),
     facets: sorted(
       inputs.facets.map((f) => [
@@ -107,52 +116,9 @@ export function inputsDigest(inputs: DigestInputs): string {
   return createHash('sha256').update(canonicalInputs(inputs), 'utf8').digest('hex');
 }
 
-export interface SnapshotRow {
-  snapshot_id: string;
-  wallet: string;
-  inputs_digest: string;
-  policy_version: string;
-  payment_receipt: string | null;
-  response: unknown;
-  created_at: string;
-}
-
-/** Inserts one receipt row (fresh uuid) and returns it. */
-export async function insertSnapshot(
-  db: Queryable,
-  row: {
-    wallet: string;
-    inputsDigest: string;
-    policyVersion: string;
-    paymentReceipt: string | null;
-    response: unknown;
-    createdAt: Date;
-  },
-): Promise<SnapshotRow> {
-  const id = randomUUID();
-  await db.query(
-    `INSERT INTO snapshot_receipts (snapshot_id, wallet, inputs_digest, policy_version, payment_receipt, response, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
-    [
-      id,
-      row.wallet,
-      row.inputsDigest,
-      row.policyVersion,
-      row.paymentReceipt,
-      JSON.stringify(row.response),
-      row.createdAt,
-    ],
-  );
-  return {
-    snapshot_id: id,
-    wallet: row.wallet,
-    inputs_digest: row.inputsDigest,
-    policy_version: row.policyVersion,
-    payment_receipt: row.paymentReceipt,
-    response: row.response,
-    created_at: row.createdAt.toISOString(),
-  };
-}
+// The INSERT lives in the write layer; re-exported here for the paid wallet handler until its
+// import points at src/store/snapshots.ts.
+export { insertSnapshot } from '../store/snapshots.js';
 
 /** One receipt row by id, or null. */
 export async function readSnapshot(db: Queryable, snapshotId: string): Promise<SnapshotRow | null> {

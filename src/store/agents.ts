@@ -1,0 +1,178 @@
+/**
+ * Write statements for the identity side of the index: agents, ownership transfers, agent URIs,
+ * metadata and the declared type. The ingest (src/indexer/ingest.ts) decides WHICH events apply
+ * (chain order, first/last per key); these statements make each write idempotent and forward
+ * only, so a batch written twice changes nothing.
+ */
+import type { Queryable } from '../db/database.js';
+import type { MetadataSetEvent, RegisteredEvent, TransferEvent } from '../indexer/scanner.js';
+import { chunks, count, countedInsert, iso } from './rows.js';
+
+/** Longest declared type kept (it is a grouping key of the free aggregates). */
+export const MAX_DECLARED_TYPE_CHARS = 200;
+
+type AgentKey = { network: string; agentId: string };
+
+/** Makes sure every named agent has a row (moves the chain's live agents counter). */
+export async function ensureAgents(tx: Queryable, agents: readonly AgentKey[]): Promise<void> {
+  for (const c of chunks(agents)) {
+    await tx.query(
+      countedInsert(
+        `INSERT INTO agents (network, agent_id)
+         SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT (network, agent_id) DO NOTHING`,
+        'agents_count',
+      ),
+      [c.map((e) => e.network), c.map((e) => e.agentId)],
+    );
+  }
+}
+
+/** Stores ownership transfers (history); returns the rows really inserted. */
+export async function insertTransfers(tx: Queryable, transfers: readonly TransferEvent[]): Promise<number> {
+  let n = 0;
+  for (const c of chunks(transfers)) {
+    n += await count(
+      tx,
+      `WITH ins AS (
+         INSERT INTO ownership_transfers (network, tx_hash, log_index, agent_id, from_address, to_address, block_number, block_time)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[])
+         ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM ins`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.txHash),
+        c.map((e) => e.logIndex),
+        c.map((e) => e.agentId),
+        c.map((e) => e.from),
+        c.map((e) => e.to),
+        c.map((e) => e.blockNumber),
+        c.map((e) => iso(e.blockTime)),
+      ],
+    );
+  }
+  return n;
+}
+
+/** Moves each agent's current owner to the transfer's recipient, forward only in chain order. */
+export async function moveOwners(tx: Queryable, latest: readonly TransferEvent[]): Promise<void> {
+  for (const c of chunks(latest)) {
+    await tx.query(
+      `UPDATE agents a SET owner = v.owner, owner_block = v.blk, owner_log_index = v.li
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[]) AS v(network, agent_id, owner, blk, li)
+        WHERE a.network = v.network AND a.agent_id = v.agent_id
+          AND (a.owner_block IS NULL OR (v.blk, v.li) > (a.owner_block, coalesce(a.owner_log_index, -1)))`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.agentId),
+        c.map((e) => e.to),
+        c.map((e) => e.blockNumber),
+        c.map((e) => e.logIndex),
+      ],
+    );
+  }
+}
+
+/** Records the minter of each agent (the earliest Registered wins). */
+export async function setMinters(tx: Queryable, first: readonly RegisteredEvent[]): Promise<void> {
+  for (const c of chunks(first)) {
+    await tx.query(
+      `UPDATE agents a SET minter = v.minter, registered_block = v.blk, registered_tx = v.tx, registered_at = v.at
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[])
+              AS v(network, agent_id, minter, blk, tx, at)
+        WHERE a.network = v.network AND a.agent_id = v.agent_id
+          AND (a.registered_block IS NULL OR v.blk < a.registered_block)`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.agentId),
+        c.map((e) => e.minter),
+        c.map((e) => e.blockNumber),
+        c.map((e) => e.txHash),
+        c.map((e) => iso(e.blockTime)),
+      ],
+    );
+  }
+}
+
+export interface AgentUriUpdate extends AgentKey {
+  uri: string;
+  blockNumber: number;
+  logIndex: number;
+  /** The declared type read from an inline `data:` registration file (null: none). */
+  declaredType: string | null;
+}
+
+/** Sets each agent's URI (and the type its inline file declares), forward only in chain order. */
+export async function setAgentUris(tx: Queryable, latest: readonly AgentUriUpdate[]): Promise<void> {
+  for (const c of chunks(latest)) {
+    await tx.query(
+      `UPDATE agents a SET agent_uri = v.uri, uri_block = v.blk, uri_log_index = v.li, uri_declared_type = v.dtype
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::text[])
+              AS v(network, agent_id, uri, blk, li, dtype)
+        WHERE a.network = v.network AND a.agent_id = v.agent_id
+          AND (a.uri_block IS NULL OR (v.blk, v.li) > (a.uri_block, coalesce(a.uri_log_index, -1)))`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.agentId),
+        c.map((e) => e.uri),
+        c.map((e) => e.blockNumber),
+        c.map((e) => e.logIndex),
+        c.map((e) => e.declaredType),
+      ],
+    );
+  }
+}
+
+/** Upserts the latest value per (agent, key), forward only; returns the rows written. */
+export async function upsertMetadata(tx: Queryable, latest: readonly MetadataSetEvent[]): Promise<number> {
+  let n = 0;
+  for (const c of chunks(latest)) {
+    n += await count(
+      tx,
+      `WITH up AS (
+         INSERT INTO agent_metadata (network, agent_id, meta_key, value_hex, value_text, block_number, log_index, tx_hash)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::int[], $8::text[])
+         ON CONFLICT (network, agent_id, meta_key) DO UPDATE SET
+           value_hex = EXCLUDED.value_hex, value_text = EXCLUDED.value_text, block_number = EXCLUDED.block_number,
+           log_index = EXCLUDED.log_index, tx_hash = EXCLUDED.tx_hash
+         WHERE (EXCLUDED.block_number, EXCLUDED.log_index) > (agent_metadata.block_number, agent_metadata.log_index)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM up`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.agentId),
+        c.map((e) => e.key),
+        c.map((e) => e.valueHex),
+        c.map((e) => e.valueText),
+        c.map((e) => e.blockNumber),
+        c.map((e) => e.logIndex),
+        c.map((e) => e.txHash),
+      ],
+    );
+  }
+  return n;
+}
+
+/**
+ * Recomputes the declared type of the named agents: their own metadata keys `type`, `agentType`,
+ * `category` (in that order, trimmed, non-empty), else the type of their inline registration file.
+ */
+export async function refreshDeclaredTypes(tx: Queryable, agents: readonly AgentKey[]): Promise<void> {
+  for (const c of chunks(agents)) {
+    await tx.query(
+      `UPDATE agents a SET declared_type = d.t
+         FROM (
+           SELECT k.network, k.agent_id, coalesce(
+             (SELECT left(btrim(m.value_text), ${MAX_DECLARED_TYPE_CHARS}) FROM agent_metadata m
+               WHERE m.network = k.network AND m.agent_id = k.agent_id
+                 AND m.meta_key IN ('type', 'agentType', 'category') AND btrim(coalesce(m.value_text, '')) <> ''
+               ORDER BY CASE m.meta_key WHEN 'type' THEN 0 WHEN 'agentType' THEN 1 ELSE 2 END
+               LIMIT 1),
+             ag.uri_declared_type) AS t
+             FROM unnest($1::text[], $2::text[]) AS k(network, agent_id)
+             JOIN agents ag ON ag.network = k.network AND ag.agent_id = k.agent_id
+         ) d
+        WHERE a.network = d.network AND a.agent_id = d.agent_id AND a.declared_type IS DISTINCT FROM d.t`,
+      [c.map((e) => e.network), c.map((e) => e.agentId)],
+    );
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The `chains` table (one row per configured network: checkpoint, head, backfill flag, last
+ * success and error, start block, live counters) and the stored checkpoint block hashes.
+ */
+import type { ChainConfig } from '../chains.js';
+import type { Queryable } from '../db/database.js';
+import { iso } from './rows.js';
+
+/** Upserts every configured chain (kind, chain id, enabled); scan state is left untouched. */
+export async function registerChains(db: Queryable, chains: ChainConfig[]): Promise<void> {
+  for (const ch of chains) {
+    await db.query(
+      `INSERT INTO chains (network, kind, chain_id, enabled) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (network) DO UPDATE SET kind = EXCLUDED.kind, chain_id = EXCLUDED.chain_id, enabled = EXCLUDED.enabled`,
+      [ch.network, ch.kind, ch.chainId, ch.enabled],
+    );
+  }
+}
+
+export interface CheckpointUpdate {
+  network: string;
+  /** The batch's last block: everything up to it is now written (null: unchanged). */
+  lastScannedBlock: number | null;
+  /** The head seen at the start of this pass (before the confirmation margin). */
+  headAtLastSync: number;
+  /** The checkpoint has reached head − confirmations: the backfill is complete (sticky). */
+  caughtUp: boolean;
+  /** Set on the pass's last batch of a chain: records last_success_at and clears last_error. */
+  successAt?: Date | null;
+}
+
+/** Moves a chain's checkpoint (inside the batch's transaction). */
+export async function writeCheckpoint(tx: Queryable, cp: CheckpointUpdate): Promise<void> {
+  const rows = await tx.query(
+    `UPDATE chains SET
+        last_scanned_block = GREATEST(last_scanned_block, $2::bigint),
+        head_at_last_sync = $3::bigint,
+        backfill_complete = backfill_complete OR $4::boolean,
+        last_success_at = coalesce($5::timestamptz, last_success_at),
+        last_error = CASE WHEN $5::timestamptz IS NULL THEN last_error ELSE NULL END
+      WHERE network = $1
+      RETURNING network`,
+    [cp.network, cp.lastScannedBlock, cp.headAtLastSync, cp.caughtUp, iso(cp.successAt ?? null)],
+  );
+  if (rows.length === 0) throw new Error(`chain "${cp.network}" is not registered in the chains table`);
+}
+
+/** Records why a chain failed or was skipped this pass (best effort: never throws). */
+export async function recordChainError(
+  db: Queryable,
+  network: string,
+  message: string,
+  at: Date,
+): Promise<void> {
+  await db
+    .query(`UPDATE chains SET last_error = $2, last_error_at = $3 WHERE network = $1`, [
+      network,
+      message,
+      at.toISOString(),
+    ])
+    .catch(() => undefined);
+}
+
+/** Where a chain's scan stands: its checkpoint and its recorded start block (nulls: none yet). */
+export async function readScanPosition(
+  db: Queryable,
+  network: string,
+): Promise<{ lastScannedBlock: number | null; startBlock: number | null }> {
+  const [row] = await db.query<{ last_scanned_block: number | null; start_block: number | null }>(
+    'SELECT last_scanned_block, start_block FROM chains WHERE network = $1',
+    [network],
+  );
+  return { lastScannedBlock: row?.last_scanned_block ?? null, startBlock: row?.start_block ?? null };
+}
+
+/** Records the start block a chain's first pass discovered. */
+export async function setStartBlock(db: Queryable, network: string, block: number): Promise<void> {
+  await db.query('UPDATE chains SET start_block = $2 WHERE network = $1', [network, block]);
+}
+
+/** Raises the recorded start block to `block` (a walk that reached the start of the history). */
+export async function raiseStartBlock(tx: Queryable, network: string, block: number): Promise<void> {
+  await tx.query(
+    `UPDATE chains SET start_block = $2 WHERE network = $1 AND (start_block IS NULL OR start_block < $2)`,
+    [network, block],
+  );
+}
+
+/** Fresh planner statistics for the tables a pass writes (ANALYZE samples: cheap on big tables). */
+export async function analyzeIndexTables(db: Queryable): Promise<void> {
+  await db.exec('ANALYZE agents, ratings, revocations, ownership_transfers, agent_metadata');
+}
+
+/** Checkpoint hashes kept per chain (the deepest reorg walked back to a stored block). */
+const KEPT_HASHES = 256;
+
+/** Stores the hash of a checkpoint block and prunes the oldest beyond KEPT_HASHES (in the batch's transaction). */
+export async function recordCheckpointHash(
+  tx: Queryable,
+  network: string,
+  block: number,
+  hash: string,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO chain_block_hashes (network, block_number, block_hash) VALUES ($1, $2, $3)
+     ON CONFLICT (network, block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash`,
+    [network, block, hash],
+  );
+  await tx.query(
+    `DELETE FROM chain_block_hashes WHERE network = $1 AND block_number < (
+       SELECT block_number FROM chain_block_hashes WHERE network = $1
+        ORDER BY block_number DESC OFFSET $2 LIMIT 1)`,
+    [network, KEPT_HASHES - 1],
+  );
+}
+
+/** The stored checkpoint hashes of a chain, newest first. */
+export async function readCheckpointHashes(
+  db: Queryable,
+  network: string,
+): Promise<{ block: number; hash: string }[]> {
+  const rows = await db.query<{ block_number: number; block_hash: string }>(
+    `SELECT block_number, block_hash FROM chain_block_hashes WHERE network = $1 ORDER BY block_number DESC`,
+    [network],
+  );
+  return rows.map((r) => ({ block: Number(r.block_number), hash: r.block_hash }));
+}
