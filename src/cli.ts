@@ -18,10 +18,10 @@ import type { RunningServer } from './server.js';
  * held by another process; 78 configuration (a bad variable, a DATABASE_URL naming a missing
  * database or refusing the credentials, a HOST/PORT that cannot be bound).
  */
-export const EXIT = { usage: 64, unavailable: 69, busy: 75, config: 78 } as const;
+const EXIT = { usage: 64, unavailable: 69, busy: 75, config: 78 } as const;
 
 /** A start-up failure worth one line (no stack): what failed, which variable, why. */
-export class StartupError extends Error {
+class StartupError extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
@@ -114,7 +114,7 @@ unused past validBefore → released; unused and still valid → left for a retr
 same every PAYMENT_RECONCILE_SECONDS. Exits 0, or 1 when a claim could not be decided.`,
 };
 
-export async function openAndMigrate(
+async function openAndMigrate(
   config: Config,
   opts: { readReplica?: boolean } = {},
 ): Promise<Database> {

@@ -59,7 +59,7 @@ function contractHeaders(rate: { rate: number; burst: number }): Record<string, 
 }
 
 /** Status and `detail` for an error of Node's HTTP parser (`clientError`). */
-export function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; detail: string } {
+function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; detail: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return {

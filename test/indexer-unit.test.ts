@@ -1,7 +1,7 @@
 /** Pure parts of the indexer: exact decimals, string sanitising, RPC error classes, declared types. */
 import { HttpRequestError, RpcRequestError, TimeoutError } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { classifyRpcError } from '../src/indexer/evm-scanner.js';
+import { classifyEvmError } from '../src/indexer/rpc-retry.js';
 import { declaredTypeFromUri } from '../src/indexer/ingest.js';
 import { sanitizeText, scaleDecimal } from '../src/indexer/scanner.js';
 
@@ -29,24 +29,24 @@ describe('sanitizeText', () => {
   });
 });
 
-describe('classifyRpcError', () => {
+describe('classifyEvmError', () => {
   const rpc = (code: number, message: string) =>
     new RpcRequestError({ body: {}, url: 'http://x', error: { code, message } });
   it('sorts errors into range / timeout / transient / fatal', () => {
-    expect(classifyRpcError(rpc(-32005, 'query returned more than 10000 results'), true)).toBe('range');
-    expect(classifyRpcError(rpc(-32602, 'block range too large'), true)).toBe('range');
-    expect(classifyRpcError(rpc(-32000, 'Log response size exceeded.'), true)).toBe('range');
-    expect(classifyRpcError(rpc(-32602, 'exceed maximum block range: 50000'), true)).toBe('range');
-    expect(classifyRpcError(rpc(-32005, 'daily request rate limit exceeded'), true)).toBe('transient');
-    expect(classifyRpcError(new HttpRequestError({ url: 'http://x', status: 429 }), true)).toBe('transient');
-    expect(classifyRpcError(new HttpRequestError({ url: 'http://x', status: 503 }), false)).toBe('transient');
-    expect(classifyRpcError(new HttpRequestError({ url: 'http://x', details: 'fetch failed' }), false)).toBe(
+    expect(classifyEvmError(rpc(-32005, 'query returned more than 10000 results'), true)).toBe('range');
+    expect(classifyEvmError(rpc(-32602, 'block range too large'), true)).toBe('range');
+    expect(classifyEvmError(rpc(-32000, 'Log response size exceeded.'), true)).toBe('range');
+    expect(classifyEvmError(rpc(-32602, 'exceed maximum block range: 50000'), true)).toBe('range');
+    expect(classifyEvmError(rpc(-32005, 'daily request rate limit exceeded'), true)).toBe('transient');
+    expect(classifyEvmError(new HttpRequestError({ url: 'http://x', status: 429 }), true)).toBe('transient');
+    expect(classifyEvmError(new HttpRequestError({ url: 'http://x', status: 503 }), false)).toBe('transient');
+    expect(classifyEvmError(new HttpRequestError({ url: 'http://x', details: 'fetch failed' }), false)).toBe(
       'transient',
     );
-    expect(classifyRpcError(new TimeoutError({ body: {}, url: 'http://x' }), true)).toBe('timeout');
-    expect(classifyRpcError(rpc(-32601, 'the method eth_getLogs does not exist'), true)).toBe('fatal');
+    expect(classifyEvmError(new TimeoutError({ body: {}, url: 'http://x' }), true)).toBe('timeout');
+    expect(classifyEvmError(rpc(-32601, 'the method eth_getLogs does not exist'), true)).toBe('fatal');
     // "range" means nothing outside getLogs
-    expect(classifyRpcError(rpc(-32602, 'block range too large'), false)).toBe('fatal');
+    expect(classifyEvmError(rpc(-32602, 'block range too large'), false)).toBe('fatal');
   });
 });
 

@@ -21,7 +21,7 @@ import {
   scoreSubjectFromAggregates,
   undatedEligible,
   formatDecimal,
-  addDecimal,
+  DecimalSum,
   ZERO,
   type AgentRaterAggregate,
   type AgentRaterTagAggregate,
@@ -49,7 +49,12 @@ const rating: fc.Arbitrary<SubjectRating> = fc.record({
   tag1: fc.constantFrom('', 'quality', '__proto__', '7'),
 });
 
-const add = (a: string, b: string) => formatDecimal(addDecimal(parseDecimal(a) ?? ZERO, parseDecimal(b) ?? ZERO));
+const add = (a: string, b: string) => {
+  const s = new DecimalSum();
+  s.add(parseDecimal(a) ?? ZERO);
+  s.add(parseDecimal(b) ?? ZERO);
+  return formatDecimal(s.sum);
+};
 const live = (r: { value: string; revoked: boolean }) => !r.revoked && inDomain(r.value);
 
 function groupRaters(rows: readonly SubjectRating[]): AgentRaterAggregate[] {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
-import { classifySolanaError, retryAfterMs, SolanaRpcTimeout } from '../src/indexer/solana-scanner.js';
+import { classifySolanaError, retryAfterMs, RpcTimeout } from '../src/indexer/rpc-retry.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { quietLogger } from './indexer-fixtures.js';
 import {
@@ -254,7 +254,7 @@ describe('Retry-After and error classes', () => {
 
   it('classifies 429, timeouts, 5xx and invalid requests', () => {
     expect(classifySolanaError(http429({}))).toBe('rate_limited');
-    expect(classifySolanaError(new SolanaRpcTimeout('getSlot', 10))).toBe('timeout');
+    expect(classifySolanaError(new RpcTimeout('getSlot', 10))).toBe('timeout');
     expect(
       classifySolanaError(Object.assign(new Error('bad gateway'), { context: { statusCode: 502 } })),
     ).toBe('transient');

@@ -1,6 +1,6 @@
 /**
  * The single data-access module. It hides whether the embedded PGlite or a PostgreSQL server is
- * in use and normalises what the two drivers return differently, so callers never branch:
+ * in use and normalizes what the two drivers return differently, so callers never branch:
  *  - int8 (BIGINT, count(*)) → number when it is a safe integer, bigint otherwise (PGlite's rule);
  *  - NUMERIC → exact decimal string (both drivers already agree);
  *  - TIMESTAMPTZ → Date; JSONB → parsed value; arrays → JS arrays.

@@ -153,8 +153,8 @@ export interface FeedbackInput {
  * Fixed EIP-1559 fees. The local node starts at a 1 gwei base fee that only falls while blocks stay
  * under half full, so these always suffice, and fixed fees keep transaction hashes reproducible.
  */
-export const MAX_FEE_PER_GAS = 20_000_000_000n;
-export const MAX_PRIORITY_FEE_PER_GAS = 1_000_000_000n;
+const MAX_FEE_PER_GAS = 20_000_000_000n;
+const MAX_PRIORITY_FEE_PER_GAS = 1_000_000_000n;
 
 const ZERO_HASH: Hex = `0x${'00'.repeat(32)}`;
 
@@ -188,7 +188,7 @@ export function publicClientFor(rpcUrl: string): PublicClient {
 
 const accounts = new Map<Hex, LocalAccount>();
 
-export function toAccount(signer: Signer): LocalAccount {
+function toAccount(signer: Signer): LocalAccount {
   if (typeof signer !== 'string') return signer;
   let account = accounts.get(signer);
   if (!account) {
@@ -456,22 +456,6 @@ export function revokeFeedbackCall(
   return { to: reg.reputationRegistry, data, gas: gasBound(data) };
 }
 
-export function appendResponseCall(
-  reg: RegistryAddresses,
-  agentId: bigint | number,
-  clientAddress: Address,
-  feedbackIndex: bigint | number,
-  responseURI: string,
-  responseHash: Hex = ZERO_HASH,
-): ContractCall {
-  const data = encodeFunctionData({
-    abi: reputationRegistryAbi,
-    functionName: 'appendResponse',
-    args: [BigInt(agentId), clientAddress, BigInt(feedbackIndex), responseURI, responseHash],
-  });
-  return { to: reg.reputationRegistry, data, gas: gasBound(data) };
-}
-
 // ------------------------------------------------------------------ one-transaction helpers
 
 /**
@@ -556,21 +540,4 @@ export function revokeFeedback(
   opts?: SendOptions,
 ): Promise<TxResult> {
   return run(reg, signer, revokeFeedbackCall(reg, agentId, feedbackIndex), opts);
-}
-
-export function appendResponse(
-  reg: Registries,
-  signer: Signer,
-  agentId: bigint | number,
-  clientAddress: Address,
-  feedbackIndex: bigint | number,
-  responseURI: string,
-  opts?: SendOptions & { responseHash?: Hex },
-): Promise<TxResult> {
-  return run(
-    reg,
-    signer,
-    appendResponseCall(reg, agentId, clientAddress, feedbackIndex, responseURI, opts?.responseHash),
-    opts,
-  );
 }

@@ -12,7 +12,7 @@ import type { ChainConfig } from '../chains.js';
 import { loadConfig, type Config } from '../config.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
-import { defaultIndexLogger } from '../indexer/evm-scanner.js';
+import { defaultIndexLogger } from '../indexer/scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport } from '../indexer/pass.js';
 import { startIndexScheduler } from '../indexer/scheduler.js';
 import { startHttpServer } from '../server.js';
@@ -31,7 +31,7 @@ import {
 } from './scenario.js';
 
 /** The reorg margin the demo chains use (the production default), covered by empty blocks. */
-export const DEMO_CONFIRMATIONS = 12;
+const DEMO_CONFIRMATIONS = 12;
 
 export class DemoDatabaseError extends Error {
   override name = 'DemoDatabaseError';
@@ -61,7 +61,7 @@ export interface Demo {
 }
 
 /** Points the three scenario chains at their nodes and disables every other chain. */
-export function demoConfig(base: Config, nodes: ScenarioNode[]): Config {
+function demoConfig(base: Config, nodes: ScenarioNode[]): Config {
   const chains: ChainConfig[] = base.chains.map((c) => {
     const sn = nodes.find((n) => n.network === c.network);
     if (!sn) return { ...c, enabled: false };
@@ -179,7 +179,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
 }
 
 /** USDC minted to the demo buyer (base units, 6 decimals): 1000 USDC. */
-export const DEMO_BUYER_FUNDS = 1_000_000_000n;
+const DEMO_BUYER_FUNDS = 1_000_000_000n;
 
 /**
  * The demo's x402 market on its base chain (chain id 8453): the chain's clock moved to the wall

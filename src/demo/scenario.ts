@@ -52,9 +52,9 @@ export interface ScenarioNode {
 /** First day of the scenario: 2026-07-04T00:00:00Z. */
 export const SCENARIO_START = Date.UTC(2026, 6, 4) / 1000;
 /** Length of the scenario in days: the last actions fall on 2026-10-31 (the day before Nov 1). */
-export const SCENARIO_DAYS = 120;
-export const BURN_ADDRESS: Address = '0x000000000000000000000000000000000000dEaD';
-export const TAG1_FACETS = ['trust', 'liveness', 'contractRisk', 'activity', ''] as const;
+const SCENARIO_DAYS = 120;
+const BURN_ADDRESS: Address = '0x000000000000000000000000000000000000dEaD';
+const TAG1_FACETS = ['trust', 'liveness', 'contractRisk', 'activity', ''] as const;
 
 /** 500 ASCII characters with markup, script and both quote kinds (escaping test for every surface). */
 export const HOSTILE_TAG1: string = (() => {

@@ -23,16 +23,18 @@ import {
   type PublicClient,
 } from 'viem';
 import type { ChainConfig } from '../chains.js';
-import { logger } from '../log.js';
 import { recordRpcError } from '../metrics.js';
 import { IDENTITY_EVENTS, IDENTITY_TOPICS, REPUTATION_EVENTS, REPUTATION_TOPICS, TOPIC } from './evm-abi.js';
+import { backoffDelay, classifyEvmError, describeError, sleep } from './rpc-retry.js';
 import {
   capKeyText,
+  defaultIndexLogger,
   sanitizeText,
   scaleDecimal,
   type ChainScanner,
   type IndexEvent,
   type ScanBatch,
+  type ScannerLogger,
 } from './scanner.js';
 
 export interface EvmScanOptions {
@@ -55,7 +57,7 @@ export interface EvmScanOptions {
   blockCacheSize: number;
 }
 
-export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
+const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   initialRange: 10_000,
   maxRange: 100_000,
   growBelowLogs: 2_000,
@@ -66,28 +68,6 @@ export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   blockConcurrency: 8,
   blockCacheSize: 50_000,
 };
-
-/** Structured fields of a log line (chain, block range, cause, …). */
-export type LogFields = Record<string, unknown>;
-
-/**
- * Where the indexer's lines go. The default is the process logger (src/log.ts); tests pass a
- * collecting one. `debug` (retries, range changes) is optional: a logger without it drops them.
- */
-export interface ScannerLogger {
-  info(line: string, fields?: LogFields): void;
-  warn(line: string, fields?: LogFields): void;
-  debug?(line: string, fields?: LogFields): void;
-}
-
-/** The indexer's default logger: the `index` component of the process logger. */
-export function defaultIndexLogger(): ScannerLogger {
-  return {
-    info: (l, f) => logger('index').info(f ?? {}, l),
-    warn: (l, f) => logger('index').warn(f ?? {}, l),
-    debug: (l, f) => logger('index').debug(f ?? {}, l),
-  };
-}
 
 /** What the scanner did, for the pass report and tests. */
 export interface EvmScanStats {
@@ -103,74 +83,6 @@ export interface EvmScanStats {
 /** Longest metadata key kept (it is part of a primary key; btree entries are limited). */
 const MAX_META_KEY_CHARS = 256;
 
-// ------------------------------------------------------------------ error classification
-
-export type RpcErrorClass = 'range' | 'timeout' | 'transient' | 'fatal';
-
-interface ErrorFacts {
-  text: string;
-  status: number | null;
-  code: number | null;
-  timeout: boolean;
-  http: boolean;
-}
-
-function errorFacts(err: unknown): ErrorFacts {
-  const parts: string[] = [];
-  let status: number | null = null;
-  let code: number | null = null;
-  let timeout = false;
-  let http = false;
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as Record<string, unknown>;
-    for (const k of ['message', 'shortMessage', 'details'])
-      if (typeof o[k] === 'string') parts.push(o[k] as string);
-    if (status === null && typeof o.status === 'number') status = o.status;
-    if (code === null && typeof o.code === 'number') code = o.code;
-    if (typeof o.code === 'string') parts.push(o.code);
-    const name = typeof o.name === 'string' ? o.name : '';
-    if (name === 'TimeoutError' || name === 'AbortError') timeout = true;
-    if (name === 'HttpRequestError') http = true;
-    e = o.cause;
-  }
-  return { text: parts.join(' | ').toLowerCase(), status, code, timeout, http };
-}
-
-const RATE_LIMIT_RE = /rate.?limit|too many requests|throttl|capacity|compute units|request rate/;
-const RANGE_RE =
-  /range|too large|too big|too many (results|logs|blocks)|limit exceeded|response size|size limit|exceed(s|ed)? .*(limit|max)|more than \d+ (results|logs)|returned more than|max(imum)? (results|logs|block)|query timeout|log response size/;
-const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
-const NETWORK_RE =
-  /fetch failed|econnrefused|econnreset|etimedout|enotfound|eai_again|socket hang up|network|other side closed|und_err|epipe|ehostunreach/;
-
-/** Classifies an RPC failure; `forLogs` enables the range class (only getLogs has a range). */
-export function classifyRpcError(err: unknown, forLogs: boolean): RpcErrorClass {
-  const f = errorFacts(err);
-  if (f.status === 429 || RATE_LIMIT_RE.test(f.text)) return 'transient';
-  if (forLogs && (f.status === 413 || RANGE_RE.test(f.text))) return 'range';
-  if (f.timeout || f.status === 408 || f.status === 504 || TIMEOUT_RE.test(f.text)) return 'timeout';
-  if (f.status !== null && f.status >= 500) return 'transient';
-  if (NETWORK_RE.test(f.text) || (f.http && f.status === null)) return 'transient';
-  // JSON-RPC: method not found / invalid params / invalid request will not get better by retrying.
-  if (f.code === -32601 || f.code === -32602 || f.code === -32600) return 'fatal';
-  if (f.status !== null && f.status >= 400 && f.status < 500) return 'fatal';
-  return 'transient';
-}
-
-/** A one-line, length-bounded description of an error (safe for logs and `last_error`). */
-export function describeError(err: unknown): string {
-  const o = err as { shortMessage?: unknown; message?: unknown; details?: unknown };
-  const main =
-    typeof o?.shortMessage === 'string'
-      ? o.shortMessage
-      : typeof o?.message === 'string'
-        ? o.message
-        : String(err);
-  const details = typeof o?.details === 'string' && !main.includes(o.details) ? ` (${o.details})` : '';
-  return sanitizeText(`${main}${details}`.replace(/\s+/g, ' ').trim()).slice(0, 500);
-}
-
 class RangeTooWide extends Error {
   constructor(readonly original: unknown) {
     super('range too wide');
@@ -178,8 +90,6 @@ class RangeTooWide extends Error {
 }
 
 // ------------------------------------------------------------------ helpers
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function toHex(n: number): Hex {
   return `0x${n.toString(16)}`;
@@ -212,6 +122,182 @@ function bytesAsText(hex: Hex): string | null {
 /** Raw log as eth_getLogs returns it (plus the optional blockTimestamp newer nodes add). */
 type RawLog = Log<Hex, Hex, false> & { blockTimestamp?: Hex };
 
+// ------------------------------------------------------------------ decoding
+
+/** What decoding needs: which registries are ours, and where a skipped or cut log is reported. */
+interface DecodeContext {
+  network: string;
+  identity: Hex;
+  reputation: Hex;
+  skip(l: RawLog, why: string): void;
+  keyCut(l: RawLog, length: number): void;
+}
+
+/** Decodes one raw log into a normalized event, or null (skipped, warned). */
+function decodeLog(l: RawLog, c: DecodeContext): IndexEvent | null {
+  if (l.removed) return null;
+  const blockNumber = hexToNumber(l.blockNumber);
+  const logIndex = hexToNumber(l.logIndex);
+  const tx = typeof l.transactionHash === 'string' ? l.transactionHash.toLowerCase() : '';
+  if (blockNumber === null || logIndex === null || !/^0x[0-9a-f]{64}$/.test(tx)) {
+    c.skip(l, 'missing or malformed blockNumber/logIndex/transactionHash');
+    return null;
+  }
+  const address = typeof l.address === 'string' ? l.address.toLowerCase() : '';
+  const topic0 = typeof l.topics?.[0] === 'string' ? l.topics[0].toLowerCase() : '';
+  const fromIdentity = address === c.identity && IDENTITY_TOPICS.includes(topic0 as Hex);
+  const fromReputation = address === c.reputation && REPUTATION_TOPICS.includes(topic0 as Hex);
+  if (!fromIdentity && !fromReputation) return null; // not ours (a node that ignores filters)
+  const base = { network: c.network, txHash: tx, logIndex, blockNumber, blockTime: null as Date | null };
+  try {
+    const abi: Abi = fromIdentity ? IDENTITY_EVENTS : REPUTATION_EVENTS;
+    const d = decodeEventLog({ abi, data: l.data, topics: l.topics as [Hex, ...Hex[]], strict: true });
+    const a = d.args as unknown as Record<string, unknown>;
+    const str = (k: string) => sanitizeText(String(a[k] ?? ''));
+    const addr = (k: string) => String(a[k]).toLowerCase();
+    const big = (k: string) => (a[k] as bigint).toString();
+    switch (topic0) {
+      case TOPIC.Registered:
+        return {
+          ...base,
+          kind: 'registered',
+          agentId: big('agentId'),
+          agentUri: str('agentURI'),
+          minter: addr('owner'),
+        };
+      case TOPIC.Transfer:
+        return { ...base, kind: 'transfer', agentId: big('tokenId'), from: addr('from'), to: addr('to') };
+      case TOPIC.URIUpdated:
+        return {
+          ...base,
+          kind: 'uri',
+          agentId: big('agentId'),
+          uri: str('newURI'),
+          updatedBy: addr('updatedBy'),
+        };
+      case TOPIC.MetadataSet: {
+        let key = str('metadataKey');
+        if (key.length > MAX_META_KEY_CHARS) {
+          c.keyCut(l, key.length);
+          key = capKeyText(key, MAX_META_KEY_CHARS);
+        }
+        const valueHex = String(a.metadataValue).toLowerCase() as Hex;
+        return {
+          ...base,
+          kind: 'metadata',
+          agentId: big('agentId'),
+          key,
+          valueHex,
+          valueText: bytesAsText(valueHex),
+        };
+      }
+      case TOPIC.NewFeedback: {
+        const raw = a.value as bigint;
+        const decimals = Number(a.valueDecimals);
+        return {
+          ...base,
+          kind: 'feedback',
+          agentId: big('agentId'),
+          rater: addr('clientAddress'),
+          feedbackIndex: big('feedbackIndex'),
+          valueRaw: raw.toString(),
+          valueDecimals: decimals,
+          value: scaleDecimal(raw, decimals),
+          tag1: str('tag1'),
+          tag2: str('tag2'),
+          endpoint: str('endpoint'),
+          feedbackUri: str('feedbackURI'),
+          feedbackHash: typeof a.feedbackHash === 'string' ? a.feedbackHash.toLowerCase() : null,
+        };
+      }
+      case TOPIC.FeedbackRevoked:
+        return {
+          ...base,
+          kind: 'revocation',
+          agentId: big('agentId'),
+          rater: addr('clientAddress'),
+          feedbackIndex: big('feedbackIndex'),
+        };
+    }
+    return null;
+  } catch (err) {
+    c.skip(l, describeError(err));
+    return null;
+  }
+}
+
+// ------------------------------------------------------------------ block times and ranges
+
+/** Block timestamps seen or fetched during one pass (LRU, at most `max`). */
+class BlockTimes {
+  private readonly times = new Map<number, Date | null>();
+  constructor(private readonly max: number) {}
+
+  has(n: number): boolean {
+    return this.times.has(n);
+  }
+
+  /** The cached time without touching its LRU position. */
+  peek(n: number): Date | null | undefined {
+    return this.times.get(n);
+  }
+
+  /** The cached time, moved to the LRU's newest end. */
+  touch(n: number): Date | null {
+    const t = this.times.get(n) ?? null;
+    this.times.delete(n);
+    this.times.set(n, t);
+    return t;
+  }
+
+  remember(n: number, t: Date | null): void {
+    this.times.set(n, t);
+    if (this.times.size > this.max) {
+      const oldest = this.times.keys().next();
+      if (!oldest.done) this.times.delete(oldest.value);
+    }
+  }
+}
+
+/**
+ * The getLogs range: halved when a range is too wide; doubled again (up to maxRange) after a
+ * success with few logs (after a halving, only after three successes in a row).
+ */
+class AdaptiveRange {
+  width: number;
+  private streak = 0;
+  private shrunk = false;
+
+  constructor(
+    private readonly o: EvmScanOptions,
+    private readonly stats: EvmScanStats,
+  ) {
+    this.width = Math.max(1, Math.min(o.initialRange, o.maxRange));
+  }
+
+  /** A request over `span` blocks was too wide: the next one covers half. Returns the new width. */
+  halve(span: number): number {
+    const next = Math.max(1, Math.floor(span / 2));
+    this.stats.halvings++;
+    this.stats.minRange = Math.min(this.stats.minRange, next);
+    this.width = next;
+    this.stats.lastRange = next;
+    this.streak = 0;
+    this.shrunk = true;
+    return next;
+  }
+
+  /** A request succeeded with `logs` logs. */
+  succeeded(logs: number): void {
+    this.streak++;
+    if (logs < this.o.growBelowLogs && this.width < this.o.maxRange && this.streak >= (this.shrunk ? 3 : 1)) {
+      this.width = Math.min(this.o.maxRange, this.width * 2);
+      this.streak = 0;
+    }
+    this.stats.lastRange = this.width;
+  }
+}
+
 // ------------------------------------------------------------------ the scanner
 
 export function createEvmScanner(
@@ -239,16 +325,10 @@ export function createEvmScanner(
     skippedLogs: 0,
     blockFetches: 0,
   };
-  const blockTimes = new Map<number, Date | null>();
-  let range = Math.max(1, Math.min(o.initialRange, o.maxRange));
-  /** Successes in a row at the current range; after a halving, growth waits for a few. */
-  let streak = 0;
-  let shrunk = false;
+  const blockTimes = new BlockTimes(o.blockCacheSize);
+  const range = new AdaptiveRange(o, stats);
 
-  function backoff(attempt: number): number {
-    const cap = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1));
-    return Math.round(cap / 2 + Math.random() * (cap / 2));
-  }
+  const backoff = (attempt: number) => backoffDelay(attempt, o);
 
   /**
    * One JSON-RPC call with the retry policy. With `forLogs`, range-class errors (and timeouts
@@ -260,7 +340,7 @@ export function createEvmScanner(
       try {
         return await fn();
       } catch (err) {
-        const cls = classifyRpcError(err, forLogs);
+        const cls = classifyEvmError(err, forLogs);
         recordRpcError(network, cls);
         if (forLogs && canShrink && (cls === 'range' || cls === 'timeout')) throw new RangeTooWide(err);
         if (cls === 'fatal' || attempt >= o.maxAttempts) {
@@ -301,28 +381,15 @@ export function createEvmScanner(
   }
 
   async function blockTime(n: number): Promise<Date | null> {
-    if (blockTimes.has(n)) {
-      const t = blockTimes.get(n) ?? null;
-      blockTimes.delete(n); // LRU: re-insert at the end
-      blockTimes.set(n, t);
-      return t;
-    }
+    if (blockTimes.has(n)) return blockTimes.touch(n);
     stats.blockFetches++;
     const block = await call(`eth_getBlockByNumber ${n}`, () =>
       client.request({ method: 'eth_getBlockByNumber', params: [toHex(n), false] }),
     );
     const ts = hexToNumber((block as { timestamp?: unknown } | null)?.timestamp);
     const t = ts === null ? null : new Date(ts * 1000);
-    remember(n, t);
+    blockTimes.remember(n, t);
     return t;
-  }
-
-  function remember(n: number, t: Date | null): void {
-    blockTimes.set(n, t);
-    if (blockTimes.size > o.blockCacheSize) {
-      const oldest = blockTimes.keys().next();
-      if (!oldest.done) blockTimes.delete(oldest.value);
-    }
   }
 
   async function fillBlockTimes(blocks: number[]): Promise<void> {
@@ -350,121 +417,34 @@ export function createEvmScanner(
     );
   }
 
-  /** Decodes one raw log into a normalised event, or null (skipped, warned). */
-  function decode(l: RawLog): IndexEvent | null {
-    if (l.removed) return null;
-    const blockNumber = hexToNumber(l.blockNumber);
-    const logIndex = hexToNumber(l.logIndex);
-    const tx = typeof l.transactionHash === 'string' ? l.transactionHash.toLowerCase() : '';
-    if (blockNumber === null || logIndex === null || !/^0x[0-9a-f]{64}$/.test(tx)) {
-      warnSkip(l, 'missing or malformed blockNumber/logIndex/transactionHash');
-      return null;
-    }
-    const address = typeof l.address === 'string' ? l.address.toLowerCase() : '';
-    const topic0 = typeof l.topics?.[0] === 'string' ? l.topics[0].toLowerCase() : '';
-    const fromIdentity = address === identity && IDENTITY_TOPICS.includes(topic0 as Hex);
-    const fromReputation = address === reputation && REPUTATION_TOPICS.includes(topic0 as Hex);
-    if (!fromIdentity && !fromReputation) return null; // not ours (a node that ignores filters)
-    const base = { network, txHash: tx, logIndex, blockNumber, blockTime: null as Date | null };
-    try {
-      const abi: Abi = fromIdentity ? IDENTITY_EVENTS : REPUTATION_EVENTS;
-      const d = decodeEventLog({ abi, data: l.data, topics: l.topics as [Hex, ...Hex[]], strict: true });
-      const a = d.args as unknown as Record<string, unknown>;
-      const str = (k: string) => sanitizeText(String(a[k] ?? ''));
-      const addr = (k: string) => String(a[k]).toLowerCase();
-      const big = (k: string) => (a[k] as bigint).toString();
-      switch (topic0) {
-        case TOPIC.Registered:
-          return {
-            ...base,
-            kind: 'registered',
-            agentId: big('agentId'),
-            agentUri: str('agentURI'),
-            minter: addr('owner'),
-          };
-        case TOPIC.Transfer:
-          return { ...base, kind: 'transfer', agentId: big('tokenId'), from: addr('from'), to: addr('to') };
-        case TOPIC.URIUpdated:
-          return {
-            ...base,
-            kind: 'uri',
-            agentId: big('agentId'),
-            uri: str('newURI'),
-            updatedBy: addr('updatedBy'),
-          };
-        case TOPIC.MetadataSet: {
-          let key = str('metadataKey');
-          if (key.length > MAX_META_KEY_CHARS) {
-            warnSkipLength(l, key.length);
-            key = capKeyText(key, MAX_META_KEY_CHARS);
-          }
-          const valueHex = String(a.metadataValue).toLowerCase() as Hex;
-          return {
-            ...base,
-            kind: 'metadata',
-            agentId: big('agentId'),
-            key,
-            valueHex,
-            valueText: bytesAsText(valueHex),
-          };
-        }
-        case TOPIC.NewFeedback: {
-          const raw = a.value as bigint;
-          const decimals = Number(a.valueDecimals);
-          return {
-            ...base,
-            kind: 'feedback',
-            agentId: big('agentId'),
-            rater: addr('clientAddress'),
-            feedbackIndex: big('feedbackIndex'),
-            valueRaw: raw.toString(),
-            valueDecimals: decimals,
-            value: scaleDecimal(raw, decimals),
-            tag1: str('tag1'),
-            tag2: str('tag2'),
-            endpoint: str('endpoint'),
-            feedbackUri: str('feedbackURI'),
-            feedbackHash: typeof a.feedbackHash === 'string' ? a.feedbackHash.toLowerCase() : null,
-          };
-        }
-        case TOPIC.FeedbackRevoked:
-          return {
-            ...base,
-            kind: 'revocation',
-            agentId: big('agentId'),
-            rater: addr('clientAddress'),
-            feedbackIndex: big('feedbackIndex'),
-          };
-      }
-      return null;
-    } catch (err) {
-      warnSkip(l, describeError(err));
-      return null;
-    }
-  }
-
-  function warnSkipLength(l: RawLog, length: number): void {
-    log.warn(
-      `[index] ${network}: metadata key of ${length} chars cut to ${MAX_META_KEY_CHARS} ${JSON.stringify({
-        tx: String(l.transactionHash ?? '').slice(0, 66),
-        logIndex: String(l.logIndex ?? ''),
-      })}`,
-    );
-  }
+  const decodeContext: DecodeContext = {
+    network,
+    identity,
+    reputation,
+    skip: warnSkip,
+    keyCut: (l, length) =>
+      log.warn(
+        `[index] ${network}: metadata key of ${length} chars cut to ${MAX_META_KEY_CHARS} ${JSON.stringify({
+          tx: String(l.transactionHash ?? '').slice(0, 66),
+          logIndex: String(l.logIndex ?? ''),
+        })}`,
+      ),
+  };
 
   async function toBatch(from: number, to: number, logs: RawLog[]): Promise<ScanBatch> {
     const events: IndexEvent[] = [];
     const stamped = new Map<number, Date>();
     for (const l of logs) {
-      const e = decode(l);
+      const e = decodeLog(l, decodeContext);
       if (!e) continue;
       events.push(e);
       const ts = hexToNumber(l.blockTimestamp);
       if (ts !== null && !stamped.has(e.blockNumber)) stamped.set(e.blockNumber, new Date(ts * 1000));
     }
-    for (const [b, t] of stamped) if (!blockTimes.has(b)) remember(b, t);
+    for (const [b, t] of stamped) if (!blockTimes.has(b)) blockTimes.remember(b, t);
     await fillBlockTimes(events.map((e) => e.blockNumber));
-    for (const e of events) e.blockTime = stamped.get(e.blockNumber) ?? blockTimes.get(e.blockNumber) ?? null;
+    for (const e of events)
+      e.blockTime = stamped.get(e.blockNumber) ?? blockTimes.peek(e.blockNumber) ?? null;
     events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
     return { from, to, events };
   }
@@ -523,33 +503,22 @@ export function createEvmScanner(
     async *scan(from: number, to: number) {
       let cur = from;
       while (cur <= to) {
-        const end = Math.min(to, cur + range - 1);
+        const end = Math.min(to, cur + range.width - 1);
         let logs: RawLog[];
         try {
           logs = await getLogs(cur, end, end > cur);
         } catch (err) {
           if (!(err instanceof RangeTooWide)) throw err;
-          const next = Math.max(1, Math.floor((end - cur + 1) / 2));
-          stats.halvings++;
-          stats.minRange = Math.min(stats.minRange, next);
+          const next = range.halve(end - cur + 1);
           log.warn(
             `[index] ${network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
           );
-          range = next;
-          stats.lastRange = range;
-          streak = 0;
-          shrunk = true;
           continue;
         }
         const batch = await toBatch(cur, end, logs);
         yield batch;
         cur = end + 1;
-        streak++;
-        if (logs.length < o.growBelowLogs && range < o.maxRange && streak >= (shrunk ? 3 : 1)) {
-          range = Math.min(o.maxRange, range * 2);
-          streak = 0;
-        }
-        stats.lastRange = range;
+        range.succeeded(logs.length);
       }
     },
   };

@@ -1,5 +1,5 @@
 /**
- * The shared ingest: writes one batch of normalised events (from any scanner) together with the
+ * The shared ingest: writes one batch of normalized events (from any scanner) together with the
  * chain's checkpoint in ONE database transaction, so a crash at any moment loses nothing and
  * duplicates nothing: the next pass restarts from the last committed checkpoint and every insert
  * is idempotent (keyed by network + tx hash + log index).

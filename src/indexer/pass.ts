@@ -20,17 +20,11 @@ import {
   registerChains,
   setStartBlock,
 } from '../store/chain-state.js';
-import {
-  createEvmScanner,
-  defaultIndexLogger,
-  describeError,
-  type EvmScanOptions,
-  type EvmScanStats,
-  type ScannerLogger,
-} from './evm-scanner.js';
+import { createEvmScanner, type EvmScanOptions, type EvmScanStats } from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import { healReorg } from './rollback.js';
-import type { ChainScanner } from './scanner.js';
+import { describeError } from './rpc-retry.js';
+import { defaultIndexLogger, type ChainScanner, type ScannerLogger } from './scanner.js';
 import {
   createSolanaScanner,
   type SolanaRpcSource,
@@ -109,7 +103,7 @@ export interface ChainPassResult {
   from: number | null;
   to: number | null;
   head: number | null;
-  /** Normalised events read from the chain this pass. */
+  /** Normalized events read from the chain this pass. */
   events: number;
   /** Rows the pass actually added (0 on a re-run). */
   inserted: IngestCounts;
@@ -156,7 +150,7 @@ function addCounts(a: IngestCounts, b: IngestCounts): void {
 const defaultLogger: IndexLogger = defaultIndexLogger();
 
 /** The deepest message of an error's cause chain (e.g. `connect ECONNREFUSED 127.0.0.1:8545`). */
-export function rootCause(err: unknown): string {
+function rootCause(err: unknown): string {
   let e: unknown = err;
   let deepest = describeError(err);
   for (let depth = 0; e && depth < 10; depth++) {
@@ -171,7 +165,7 @@ export function rootCause(err: unknown): string {
 }
 
 /** What an operator can do about a chain that failed. */
-export function failureHint(chain: ChainConfig): string {
+function failureHint(chain: ChainConfig): string {
   const v = `RPC_URL_${chain.network.toUpperCase()}`;
   return (
     `set ${v} to a reachable ${chain.kind === 'solana' ? 'Solana' : 'EVM'} RPC endpoint, or override or disable the chain ` +

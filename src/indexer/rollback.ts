@@ -22,7 +22,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { readCheckpointHashes } from '../store/chain-state.js';
 import { rollbackAbove, type RollbackResult } from '../store/rollback.js';
 
-export interface AncestorCheck {
+interface AncestorCheck {
   /** The newest stored checkpoint block, whose hash the chain no longer has. */
   mismatchAt: number;
   /** The newest stored block the chain still has (null: none does; rescan from the start). */
@@ -33,7 +33,7 @@ export interface AncestorCheck {
  * Compares the stored checkpoint hashes with the chain, newest first. Null when the newest one
  * still matches (or nothing is stored yet); else where the chain diverged and the common ancestor.
  */
-export async function findCommonAncestor(
+async function findCommonAncestor(
   db: Queryable,
   network: string,
   blockHash: (block: number) => Promise<string | null>,

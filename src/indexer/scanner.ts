@@ -1,12 +1,13 @@
 /**
  * The chain-kind-neutral scanner interface. A scanner (EVM today, Solana later) turns a block (or
- * slot) range into NORMALISED events; the shared ingest (ingest.ts) writes them with the chain's
- * checkpoint in one transaction. Normalised means: addresses as the chain spells them (EVM ones
+ * slot) range into NORMALIZED events; the shared ingest (ingest.ts) writes them with the chain's
+ * checkpoint in one transaction. Normalized means: addresses as the chain spells them (EVM ones
  * lower-cased), agent ids and counters as decimal strings, every chain string already made safe
  * for PostgreSQL TEXT (see sanitizeText), block times from the chain's own clock.
  */
 
 import type { Queryable } from '../db/database.js';
+import { logger } from '../log.js';
 
 /** Where an event sits on its chain; (network, txHash, logIndex) is its identity. */
 export interface EventPosition {
@@ -122,7 +123,7 @@ export interface ChainScanner {
   scan(from: number, to: number): AsyncIterable<ScanBatch>;
 }
 
-// ------------------------------------------------------------------ shared normalisation helpers
+// ------------------------------------------------------------------ shared normalization helpers
 
 // eslint-disable-next-line no-control-regex -- NUL is exactly what must go
 const NUL_RE = /\u0000/g;
@@ -154,4 +155,26 @@ export function scaleDecimal(raw: bigint, decimals: number): string {
   const frac = digits.slice(digits.length - decimals).replace(/0+$/, '');
   const body = frac ? `${int}.${frac}` : int;
   return negative && body !== '0' ? `-${body}` : body;
+}
+
+/** Structured fields of a log line (chain, block range, cause, …). */
+export type LogFields = Record<string, unknown>;
+
+/**
+ * Where the indexer's lines go. The default is the process logger (src/log.ts); tests pass a
+ * collecting one. `debug` (retries, range changes) is optional: a logger without it drops them.
+ */
+export interface ScannerLogger {
+  info(line: string, fields?: LogFields): void;
+  warn(line: string, fields?: LogFields): void;
+  debug?(line: string, fields?: LogFields): void;
+}
+
+/** The indexer's default logger: the `index` component of the process logger. */
+export function defaultIndexLogger(): ScannerLogger {
+  return {
+    info: (l, f) => logger('index').info(f ?? {}, l),
+    warn: (l, f) => logger('index').warn(f ?? {}, l),
+    debug: (l, f) => logger('index').debug(f ?? {}, l),
+  };
 }

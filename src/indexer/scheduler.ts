@@ -7,7 +7,7 @@
  */
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { defaultIndexLogger } from './evm-scanner.js';
+import { defaultIndexLogger } from './scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport, type RunIndexPassOptions } from './pass.js';
 
 export interface IndexSchedulerOptions {

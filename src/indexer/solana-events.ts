@@ -13,7 +13,7 @@ import { getBase58Decoder } from '@solana/kit';
 import { capKeyText, sanitizeText, scaleDecimal, type IndexEvent, type EventPosition } from './scanner.js';
 
 /** The System Program address: the `from` of the transfer a registration implies. */
-export const SYSTEM_ADDRESS = '11111111111111111111111111111111';
+const SYSTEM_ADDRESS = '11111111111111111111111111111111';
 /** Longest metadata key kept (part of a primary key), as on EVM. */
 export const MAX_META_KEY_CHARS = 256;
 
@@ -23,7 +23,7 @@ export function eventDiscriminator(name: string): Uint8Array {
 
 // ------------------------------------------------------------------ Borsh reader
 
-export class BorshError extends Error {}
+class BorshError extends Error {}
 
 const base58 = getBase58Decoder();
 const utf8Lenient = new TextDecoder('utf-8', { fatal: false });
@@ -338,7 +338,7 @@ export function extractProgramData(logs: readonly string[], programId: string): 
   return { items, truncated };
 }
 
-// ------------------------------------------------------------------ normalisation
+// ------------------------------------------------------------------ normalization
 
 // eslint-disable-next-line no-control-regex -- control characters mark binary values
 const BINARY_RE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
@@ -353,7 +353,7 @@ function bytesAsText(b: Uint8Array): string | null {
 }
 
 /** log_index positions one transaction spans: events 0..2047, two positions each. */
-export const SOLANA_TX_STRIDE = 4096;
+const SOLANA_TX_STRIDE = 4096;
 /** Most events of one transaction that get a position (a node's 10 kB log cap keeps far below). */
 export const SOLANA_MAX_EVENTS_PER_TX = SOLANA_TX_STRIDE / 2;
 /** Highest transaction index inside one slot that fits log_index (a 32-bit integer). */
@@ -373,7 +373,7 @@ export function solanaLogIndex(txIndex: number, index: number, sub: 0 | 1 = 0): 
 }
 
 /**
- * Maps one decoded event onto normalised IndexEvents. `pos.logIndex` must be solanaLogIndex(t, i);
+ * Maps one decoded event onto normalized IndexEvents. `pos.logIndex` must be solanaLogIndex(t, i);
  * a registration also yields a transfer (System address → owner) at solanaLogIndex(t, i, 1) so the
  * owner is set by ingest's forward-only ownership rule.
  */

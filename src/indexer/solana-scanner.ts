@@ -42,7 +42,6 @@ import {
 } from '@solana/kit';
 import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
-import { defaultIndexLogger, describeError, type ScannerLogger } from './evm-scanner.js';
 import { recordRpcError } from '../metrics.js';
 import { raiseStartBlock } from '../store/chain-state.js';
 import {
@@ -56,7 +55,22 @@ import {
   type IncompleteTransaction,
   type ScanGap,
 } from '../store/solana-scan.js';
-import { sanitizeText, type ChainScanner, type IndexEvent, type ScanBatch } from './scanner.js';
+import {
+  backoffDelay,
+  classifySolanaError,
+  describeError,
+  retryAfterMs,
+  sleep,
+  withTimeout,
+} from './rpc-retry.js';
+import {
+  defaultIndexLogger,
+  sanitizeText,
+  type ChainScanner,
+  type IndexEvent,
+  type ScanBatch,
+  type ScannerLogger,
+} from './scanner.js';
 import {
   decodeEvent,
   extractProgramData,
@@ -93,7 +107,7 @@ export interface SolanaScanOptions {
   expectedGenesisHash?: string | null;
 }
 
-export const DEFAULT_SOLANA_SCAN_OPTIONS: SolanaScanOptions = {
+const DEFAULT_SOLANA_SCAN_OPTIONS: SolanaScanOptions = {
   pageLimit: 1000,
   txConcurrency: 8,
   timeoutMs: 30_000,
@@ -106,7 +120,7 @@ export const DEFAULT_SOLANA_SCAN_OPTIONS: SolanaScanOptions = {
   gapRetryLimit: 200,
 };
 
-export const SOLANA_MAINNET_GENESIS = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
+const SOLANA_MAINNET_GENESIS = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d';
 
 export interface SolanaScanStats {
   requests: number;
@@ -139,85 +153,6 @@ export interface SolanaScannerDeps extends SolanaRpcSource {
   /** Where the cursor, gaps and incomplete transactions are read (without it: no resume, no gap retries). */
   db?: Queryable;
 }
-
-// ------------------------------------------------------------------ error classification
-
-const FATAL_JSONRPC = new Set([-32600, -32601, -32602, -32700, -32015]);
-const FATAL_TEXT_RE = /invalid param|method not found|unsupported transaction version/;
-const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
-
-export type SolanaErrorClass = 'rate_limited' | 'timeout' | 'transient' | 'fatal';
-
-/** 'rate_limited' (429), 'timeout', 'transient' (retry) or 'fatal' (give up now). */
-export function classifySolanaError(err: unknown): SolanaErrorClass {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as {
-      context?: Record<string, unknown>;
-      status?: unknown;
-      message?: unknown;
-      cause?: unknown;
-      name?: unknown;
-    };
-    if (e instanceof SolanaRpcTimeout || o.name === 'TimeoutError') return 'timeout';
-    const status =
-      typeof o.context?.statusCode === 'number'
-        ? o.context.statusCode
-        : typeof o.status === 'number'
-          ? o.status
-          : null;
-    if (status !== null) {
-      if (status === 429) return 'rate_limited';
-      if (status === 408 || status === 504) return 'timeout';
-      if (status >= 500) return 'transient';
-      if (status >= 400) return 'fatal';
-    }
-    const code = typeof o.context?.__code === 'number' ? o.context.__code : null;
-    if (code !== null && FATAL_JSONRPC.has(code)) return 'fatal';
-    if (typeof o.message === 'string') {
-      const m = o.message.toLowerCase();
-      if (FATAL_TEXT_RE.test(m)) return 'fatal';
-      if (TIMEOUT_RE.test(m)) return 'timeout';
-    }
-    e = o.cause;
-  }
-  return 'transient';
-}
-
-/** The Retry-After of a 429 (seconds or an HTTP date) in milliseconds; null when absent. */
-export function retryAfterMs(err: unknown, now = Date.now()): number | null {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as { context?: { headers?: unknown }; headers?: unknown; cause?: unknown };
-    const h = o.context?.headers ?? o.headers;
-    let raw: string | null = null;
-    if (h && typeof (h as Headers).get === 'function') raw = (h as Headers).get('retry-after');
-    else if (h && typeof h === 'object') {
-      const v =
-        (h as Record<string, unknown>)['retry-after'] ?? (h as Record<string, unknown>)['Retry-After'];
-      if (typeof v === 'string') raw = v;
-    }
-    if (raw !== null) {
-      const t = raw.trim();
-      if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
-      const at = Date.parse(t);
-      if (!Number.isNaN(at)) return Math.max(0, at - now);
-      return null;
-    }
-    e = o.cause;
-  }
-  return null;
-}
-
-/** A call that did not answer within the timeout. */
-export class SolanaRpcTimeout extends Error {
-  override name = 'SolanaRpcTimeout';
-  constructor(what: string, ms: number) {
-    super(`${what}: no answer within ${ms} ms (timed out)`);
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Calls in flight: at most `limit` (1..max); halved on a 429 (with a pause of Retry-After for
@@ -305,6 +240,187 @@ interface Fetched {
   incomplete: Incomplete[];
 }
 
+// ------------------------------------------------------------------ calls and decoding
+
+/** A Solana RPC call: `call(what, fn)` runs fn under the limiter, the timeout and the retry policy. */
+type SolanaCall = <T>(what: string, fn: (signal: AbortSignal) => Promise<T>) => Promise<T>;
+
+/**
+ * The retry policy of every Solana call: fatal errors at once; 429s pause every caller
+ * (Retry-After, else backoff), halve the calls in flight and count against maxRateLimitedAttempts
+ * only; other errors back off with jitter up to maxAttempts.
+ */
+function solanaCaller(
+  network: string,
+  o: SolanaScanOptions,
+  limiter: Limiter,
+  stats: SolanaScanStats,
+  log: ScannerLogger,
+): SolanaCall {
+  return async function call<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    let attempt = 0;
+    let limitedCount = 0;
+    for (;;) {
+      await limiter.acquire();
+      stats.requests++;
+      let err: unknown;
+      try {
+        const v = await withTimeout(what, o.timeoutMs, fn);
+        limiter.succeeded();
+        return v;
+      } catch (e) {
+        err = e;
+      } finally {
+        limiter.release();
+      }
+      const kind = classifySolanaError(err);
+      recordRpcError(network, kind);
+      if (kind === 'fatal') throw err;
+      if (kind === 'rate_limited') {
+        stats.rateLimited++;
+        if (++limitedCount >= o.maxRateLimitedAttempts) throw err;
+        const hinted = retryAfterMs(err);
+        const pause = Math.min(o.maxRetryAfterMs, hinted ?? backoffDelay(Math.min(limitedCount, 10), o));
+        limiter.limited(pause);
+        stats.minConcurrency = Math.min(stats.minConcurrency, limiter.minLimit);
+        stats.retries++;
+        log.debug?.(
+          `[index] ${network}: ${what}: rate limited (429); pausing ${pause} ms${hinted !== null ? ' (Retry-After)' : ''}, ` +
+            `${limiter.limit} in flight from now`,
+          { chain: network, call: what, pause_ms: pause, in_flight_limit: limiter.limit, kind },
+        );
+        continue; // acquire() waits out the pause
+      }
+      if (kind === 'timeout') stats.timeouts++;
+      if (++attempt >= o.maxAttempts) throw err;
+      stats.retries++;
+      const delay = backoffDelay(attempt, o);
+      log.debug?.(
+        `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
+        { chain: network, call: what, attempt, delay_ms: delay, kind },
+      );
+      await sleep(delay);
+    }
+  };
+}
+
+/**
+ * Positions a page's complete slots: each transaction's index among the program's transactions
+ * of its slot (oldest first, failed ones counted but skipped).
+ */
+function positionSignatures(sigs: readonly SigInfo[], stats: SolanaScanStats): PositionedSig[] {
+  const out: PositionedSig[] = [];
+  let i = 0;
+  while (i < sigs.length) {
+    let j = i;
+    while (j < sigs.length && sigs[j]!.slot === sigs[i]!.slot) j++;
+    const n = j - i;
+    for (let k = i; k < j; k++) {
+      const s = sigs[k]!;
+      if (s.failed) {
+        stats.failedTransactions++;
+        continue;
+      }
+      const txIndex = n - 1 - (k - i);
+      if (txIndex > SOLANA_MAX_TX_INDEX)
+        throw new Error(`slot ${s.slot} has more than ${SOLANA_MAX_TX_INDEX + 1} program transactions`);
+      out.push({ signature: s.signature, slot: s.slot, txIndex });
+    }
+    i = j;
+  }
+  return out;
+}
+
+/**
+ * One page of the walk (newest first) added to the signatures held back from the previous page:
+ * those inside [from, to], split into the complete slots (`ready`) and the lowest slot, which may
+ * continue on the next page (`held`), unless the walk is done (the page was the last one, or it
+ * reached below `from`).
+ */
+function completeSlots(
+  page: readonly SigInfo[],
+  held: SigInfo[],
+  from: number,
+  to: number,
+  pageLimit: number,
+): { ready: SigInfo[]; held: SigInfo[]; done: boolean; ended: boolean; reachedFrom: boolean; seen: number } {
+  const ended = page.length < pageLimit;
+  let reachedFrom = false;
+  const fresh: SigInfo[] = held;
+  for (const s of page) {
+    if (s.slot > to) continue;
+    if (s.slot < from) {
+      reachedFrom = true;
+      break;
+    }
+    fresh.push(s);
+  }
+  const done = ended || reachedFrom;
+  if (done) return { ready: fresh, held: [], done, ended, reachedFrom, seen: fresh.length };
+  const lowest = fresh.length ? fresh[fresh.length - 1]!.slot : null;
+  const cut = lowest === null ? 0 : fresh.findIndex((s) => s.slot === lowest);
+  return { ready: fresh.slice(0, cut), held: fresh.slice(cut), done, ended, reachedFrom, seen: fresh.length };
+}
+
+/** What decoding a transaction needs: the chain, the program, the figures, where skips are reported. */
+interface DecodeContext {
+  network: string;
+  programId: string;
+  stats: SolanaScanStats;
+  skip(sig: string, slot: number, index: number, why: string): void;
+}
+
+/** Events of one transaction, and why it is incomplete (null: complete). */
+function decodeTransaction(
+  p: PositionedSig,
+  tx: TxView,
+  c: DecodeContext,
+): { events: IndexEvent[]; incomplete: string | null } {
+  const { stats, network } = c;
+  stats.transactions++;
+  if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) {
+    if (tx.meta) stats.failedTransactions++;
+    return { events: [], incomplete: null };
+  }
+  const slot = Number(tx.slot ?? p.slot);
+  const blockTime =
+    tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
+  const logs = tx.meta.logMessages;
+  if (!logs) return { events: [], incomplete: 'the node returned no log messages' };
+  const { items, truncated } = extractProgramData(logs, c.programId);
+  let incomplete: string | null = truncated
+    ? 'logs truncated by the node ("Log truncated"): later events are missing'
+    : null;
+  const events: IndexEvent[] = [];
+  for (const item of items) {
+    if (item.index >= SOLANA_MAX_EVENTS_PER_TX) {
+      incomplete = `more than ${SOLANA_MAX_EVENTS_PER_TX} events in one transaction`;
+      break;
+    }
+    if (!item.data) {
+      c.skip(p.signature, slot, item.index, 'malformed base64 in Program data');
+      continue;
+    }
+    const d = decodeEvent(item.data);
+    if (!d.ok) {
+      if (!d.ignored) c.skip(p.signature, slot, item.index, d.reason);
+      continue;
+    }
+    events.push(
+      ...toIndexEvents(d.event, {
+        network,
+        txHash: p.signature,
+        logIndex: solanaLogIndex(p.txIndex, item.index),
+        blockNumber: slot,
+        blockTime,
+      }),
+    );
+  }
+  return { events, incomplete };
+}
+
+/** Fetches and decodes positioned transactions, in order, with the limiter bounding the calls. */
+
 // ------------------------------------------------------------------ the scanner
 
 export function createSolanaScanner(
@@ -346,76 +462,7 @@ export function createSolanaScanner(
     incomplete: 0,
     peakSignatures: 0,
   };
-
-  function backoff(attempt: number): number {
-    const cap = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1));
-    return Math.floor(cap / 2 + Math.random() * (cap / 2));
-  }
-
-  /** One call with its timeout: the signal aborts the request, the race covers transports that ignore it. */
-  async function timed<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const ac = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const e = new SolanaRpcTimeout(what, o.timeoutMs);
-        ac.abort(e);
-        reject(e);
-      }, o.timeoutMs);
-    });
-    try {
-      return await Promise.race([fn(ac.signal), expired]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** One RPC call under the limiter, the timeout and the retry policy. */
-  async function call<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    let attempt = 0;
-    let limitedCount = 0;
-    for (;;) {
-      await limiter.acquire();
-      stats.requests++;
-      let err: unknown;
-      try {
-        const v = await timed(what, fn);
-        limiter.succeeded();
-        return v;
-      } catch (e) {
-        err = e;
-      } finally {
-        limiter.release();
-      }
-      const kind = classifySolanaError(err);
-      recordRpcError(network, kind);
-      if (kind === 'fatal') throw err;
-      if (kind === 'rate_limited') {
-        stats.rateLimited++;
-        if (++limitedCount >= o.maxRateLimitedAttempts) throw err;
-        const hinted = retryAfterMs(err);
-        const pause = Math.min(o.maxRetryAfterMs, hinted ?? backoff(Math.min(limitedCount, 10)));
-        limiter.limited(pause);
-        stats.minConcurrency = Math.min(stats.minConcurrency, limiter.minLimit);
-        stats.retries++;
-        log.debug?.(
-          `[index] ${network}: ${what}: rate limited (429); pausing ${pause} ms${hinted !== null ? ' (Retry-After)' : ''}, ` +
-            `${limiter.limit} in flight from now`,
-          { chain: network, call: what, pause_ms: pause, in_flight_limit: limiter.limit, kind },
-        );
-        continue; // acquire() waits out the pause
-      }
-      if (kind === 'timeout') stats.timeouts++;
-      if (++attempt >= o.maxAttempts) throw err;
-      stats.retries++;
-      const delay = backoff(attempt);
-      log.debug?.(
-        `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
-        { chain: network, call: what, attempt, delay_ms: delay, kind },
-      );
-      await sleep(delay);
-    }
-  }
+  const call = solanaCaller(network, o, limiter, stats, log);
 
   async function signaturePage(before: string | undefined): Promise<SigInfo[]> {
     const page = await call('getSignaturesForAddress', (abortSignal) =>
@@ -449,7 +496,7 @@ export function createSolanaScanner(
       );
       if (tx) return tx as unknown as TxView;
       if (attempt >= tries) return null;
-      await sleep(backoff(attempt));
+      await sleep(backoffDelay(attempt, o));
     }
   }
 
@@ -464,52 +511,8 @@ export function createSolanaScanner(
       })}`,
     );
   }
+  const decodeContext: DecodeContext = { network, programId, stats, skip: warnSkip };
 
-  /** Events of one transaction, and why it is incomplete (null: complete). */
-  function decodeTx(p: PositionedSig, tx: TxView): { events: IndexEvent[]; incomplete: string | null } {
-    stats.transactions++;
-    if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) {
-      if (tx.meta) stats.failedTransactions++;
-      return { events: [], incomplete: null };
-    }
-    const slot = Number(tx.slot ?? p.slot);
-    const blockTime =
-      tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
-    const logs = tx.meta.logMessages;
-    if (!logs) return { events: [], incomplete: 'the node returned no log messages' };
-    const { items, truncated } = extractProgramData(logs, programId);
-    let incomplete: string | null = truncated
-      ? 'logs truncated by the node ("Log truncated"): later events are missing'
-      : null;
-    const events: IndexEvent[] = [];
-    for (const item of items) {
-      if (item.index >= SOLANA_MAX_EVENTS_PER_TX) {
-        incomplete = `more than ${SOLANA_MAX_EVENTS_PER_TX} events in one transaction`;
-        break;
-      }
-      if (!item.data) {
-        warnSkip(p.signature, slot, item.index, 'malformed base64 in Program data');
-        continue;
-      }
-      const d = decodeEvent(item.data);
-      if (!d.ok) {
-        if (!d.ignored) warnSkip(p.signature, slot, item.index, d.reason);
-        continue;
-      }
-      events.push(
-        ...toIndexEvents(d.event, {
-          network,
-          txHash: p.signature,
-          logIndex: solanaLogIndex(p.txIndex, item.index),
-          blockNumber: slot,
-          blockTime,
-        }),
-      );
-    }
-    return { events, incomplete };
-  }
-
-  /** Fetches and decodes positioned transactions, in order, with the limiter bounding the calls. */
   async function fetchAll(sigs: readonly PositionedSig[], tries: number): Promise<Fetched> {
     const results: ({ events: IndexEvent[]; incomplete: string | null } | null)[] = new Array(sigs.length);
     let next = 0;
@@ -518,7 +521,7 @@ export function createSolanaScanner(
         const i = next++;
         const s = sigs[i]!;
         const tx = await fetchTx(s.signature, tries);
-        results[i] = tx ? decodeTx(s, tx) : null;
+        results[i] = tx ? decodeTransaction(s, tx, decodeContext) : null;
       }
     };
     await Promise.all(Array.from({ length: Math.min(Math.max(1, o.txConcurrency), sigs.length) }, worker));
@@ -559,29 +562,6 @@ export function createSolanaScanner(
    * Positions of complete slots listed newest first: each transaction's index among the program's
    * transactions of its slot, oldest first (failed ones count; they are left out of the result).
    */
-  function position(sigs: readonly SigInfo[]): PositionedSig[] {
-    const out: PositionedSig[] = [];
-    let i = 0;
-    while (i < sigs.length) {
-      let j = i;
-      while (j < sigs.length && sigs[j]!.slot === sigs[i]!.slot) j++;
-      const n = j - i;
-      for (let k = i; k < j; k++) {
-        const s = sigs[k]!;
-        if (s.failed) {
-          stats.failedTransactions++;
-          continue;
-        }
-        const txIndex = n - 1 - (k - i);
-        if (txIndex > SOLANA_MAX_TX_INDEX)
-          throw new Error(`slot ${s.slot} has more than ${SOLANA_MAX_TX_INDEX + 1} program transactions`);
-        out.push({ signature: s.signature, slot: s.slot, txIndex });
-      }
-      i = j;
-    }
-    return out;
-  }
-
   /** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
   async function persistFetched(tx: Queryable, f: Fetched): Promise<void> {
     await recordScanGaps(tx, network, f.gaps);
@@ -622,32 +602,13 @@ export function createSolanaScanner(
     let held: SigInfo[] = [];
     for (;;) {
       const page = await signaturePage(cursor);
-      const ended = page.length < o.pageLimit;
-      let reachedFrom = false;
-      const fresh: SigInfo[] = held;
-      for (const s of page) {
-        if (s.slot > to) continue;
-        if (s.slot < from) {
-          reachedFrom = true;
-          break;
-        }
-        fresh.push(s);
-      }
       if (page.length) cursor = page[page.length - 1]!.signature;
-      stats.peakSignatures = Math.max(stats.peakSignatures, fresh.length);
-      const done = ended || reachedFrom;
-      let ready: SigInfo[];
-      if (done) {
-        ready = fresh;
-        held = [];
-      } else {
-        const lowest = fresh.length ? fresh[fresh.length - 1]!.slot : null;
-        const cut = lowest === null ? 0 : fresh.findIndex((s) => s.slot === lowest);
-        ready = fresh.slice(0, cut);
-        held = fresh.slice(cut);
-      }
+      const step = completeSlots(page, held, from, to, o.pageLimit);
+      stats.peakSignatures = Math.max(stats.peakSignatures, step.seen);
+      const { ready, done, ended, reachedFrom } = step;
+      held = step.held;
       if (!done && ready.length === 0) continue;
-      const f = await fetchAll(position(ready), o.nullAttempts);
+      const f = await fetchAll(positionSignatures(ready, stats), o.nullAttempts);
       stats.gaps += f.gaps.length;
       for (const g of f.gaps)
         log.warn(

@@ -88,12 +88,6 @@ export function compareDecimal(a: ExactDecimal, b: ExactDecimal): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-export function addDecimal(a: ExactDecimal, b: ExactDecimal): ExactDecimal {
-  if (a.scale === b.scale) return { units: a.units + b.units, scale: a.scale };
-  if (a.scale > b.scale) return { units: a.units + b.units * pow10(a.scale - b.scale), scale: a.scale };
-  return { units: a.units * pow10(b.scale - a.scale) + b.units, scale: b.scale };
-}
-
 /** Exact plain-notation string of a decimal ("-12.5", "0.001", "100"). */
 export function formatDecimal(d: ExactDecimal): string {
   const neg = d.units < 0n;
