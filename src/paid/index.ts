@@ -3,7 +3,7 @@
  * them: challenge → decode → verify → `validate` → claim + settle → `run` → receipt.
  * `wallet-lookup` and `wallet-snapshot` are the same route, split by `?snapshot=true`.
  */
-import type { PaidHandler } from '../paid-handlers.js';
+import type { PaidHandler } from './handler.js';
 import { agentDetailHandler } from './agent-detail.js';
 import { leaderboardPageHandler } from './leaderboard-page.js';
 import { raterProfileHandler } from './rater-profile.js';
@@ -18,7 +18,9 @@ import { walletLookupHandler, walletSnapshotHandler } from './wallet-profile.js'
 export const walletProfileRouteHandler: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
   tier: 'wallet-lookup',
   async validate(ctx, req) {
-    const handler = (req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler) as PaidHandler<unknown>;
+    const handler = (
+      req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler
+    ) as PaidHandler<unknown>;
     const v = await handler.validate(ctx, req);
     return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
   },

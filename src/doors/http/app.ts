@@ -10,7 +10,8 @@ import { HTTPException } from 'hono/http-exception';
 import { matchedRoutes } from 'hono/route';
 import { logger } from '../../log.js';
 import { paymentOutcomeOf, recordHttpRequest, recordRateLimited } from '../../metrics.js';
-import { API_VERSION, notFound, validationError, type ValidationItem } from './errors.js';
+import { API_VERSION, notFound, validationError } from './errors.js';
+import type { ValidationItem } from '../../paid/params.js';
 import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
@@ -145,7 +146,8 @@ export function createAppShell(ctx: AppContext): App {
         c.header('Retry-After', '1');
         return c.json(
           {
-            detail: 'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
+            detail:
+              'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
           },
           429,
         );

@@ -9,7 +9,7 @@ import { registerDocsRoutes } from './docs.js';
 import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
 import { registerMcpRoutes } from './mcp.js';
-import { registerPaidRoutes } from './paid.js';
+import { registerPaidRoutes } from './reputation.js';
 
 /** Free routes served from precomputed bytes (free-cache.ts), by how their answer may be reused. */
 function registerFreeCache(app: App, ctx: AppContext): void {
@@ -19,7 +19,10 @@ function registerFreeCache(app: App, ctx: AppContext): void {
   for (const p of ['/leaderboard', '/stats/*', '/categories', '/search/*', '/badge/*']) {
     app.use(p, cache.middleware('generation'));
   }
-  app.use('/wallets/*', cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)));
+  app.use(
+    '/wallets/*',
+    cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)),
+  );
   // ... and of the clock (stale hours)
   for (const p of ['/health', '/chains', '/chains/*']) app.use(p, cache.middleware('live'));
   // static: built once per process
