@@ -163,3 +163,20 @@ export const walletSnapshotHandler: PaidHandler<WalletProfileInput> = {
   validate: makeValidate('wallet-snapshot'),
   run,
 };
+
+/**
+ * The route's handler: one route priced by its query. The paywall charges the wallet-snapshot tier
+ * when the first `snapshot` value is exactly `true` (`when_query` in src/paid/index.ts), and this
+ * handler answers with the handler of that same tier, so price and answer never disagree.
+ */
+export const walletProfileRouteHandler: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
+  tier: 'wallet-lookup',
+  async validate(ctx, req) {
+    const handler = (req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler) as PaidHandler<unknown>;
+    const v = await handler.validate(ctx, req);
+    return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
+  },
+  run(ctx, { handler, input }, payment) {
+    return handler.run(ctx, input, payment);
+  },
+};

@@ -48,6 +48,7 @@ import {
   type ToolResult,
 } from './results.js';
 import { logger } from '../../log.js';
+import { METERED_ROUTES } from '../../paid/index.js';
 
 export interface ToolDeps {
   call: RouteCaller;
@@ -79,16 +80,10 @@ export const TOOL_NAMES: readonly string[] = [...FREE_TOOLS, ...METERED_TOOLS];
 export const DEFAULT_MAX_RATINGS = 200;
 /** Rows of the free leaderboard page. */
 export const FREE_LEADERBOARD_ROWS = 100;
-/** The neutral subjects rep_pricing probes the metered tiers with (the 402 comes before validation). */
-const PROBE_WALLET = '0x0000000000000000000000000000000000000000';
-const PROBE_PATHS: Readonly<Record<string, string>> = {
-  'wallet-lookup': `/reputation/wallet/${PROBE_WALLET}`,
-  'wallet-snapshot': `/reputation/wallet/${PROBE_WALLET}?snapshot=true`,
-  'wallet-history': `/reputation/wallet/${PROBE_WALLET}/history`,
-  'agent-detail': '/reputation/agent/base/1',
-  'rater-profile': `/reputation/rater/${PROBE_WALLET}`,
-  'leaderboard-deep': '/leaderboard/page',
-};
+/** The neutral request rep_pricing probes each metered tier with (declared in METERED_ROUTES). */
+const PROBE_PATHS: Readonly<Record<string, string>> = Object.fromEntries(
+  METERED_ROUTES.flatMap((r) => r.tiers.map((t) => [t.id, t.probe])),
+);
 
 // ------------------------------------------------------------------ schemas
 

@@ -8,29 +8,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { App, AppContext } from '../context.js';
 import { createPaywall, type Paywall } from '../../../payments/paywall.js';
 import type { PaidHandler } from '../../../paid/handler.js';
-import {
-  agentDetailHandler,
-  leaderboardPageHandler,
-  raterProfileHandler,
-  walletHistoryHandler,
-  walletProfileRouteHandler,
-} from '../../../paid/index.js';
+import { METERED_ROUTES } from '../../../paid/index.js';
 import { registerApiChallenge } from './api-challenge.js';
-
-const wallet = {
-  name: 'wallet',
-  in: 'path',
-  required: true,
-  description: 'EVM address (0x + 40 hex, any case) or Solana base58 key (verbatim).',
-  schema: { type: 'string' },
-};
-const q = (name: string, description: string, schema: Record<string, unknown>) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
 
 const paidResponses = (what: string) => ({
   200: { description: `${what}. Headers X-Payment-Receipt (settlement tx hash) and X-Payment-Reused.` },
@@ -85,131 +64,15 @@ export function registerPaidRoute<I>(
   });
 }
 
+/** Every metered route of METERED_ROUTES (src/paid/index.ts), behind one paywall, with its OpenAPI entry. */
 export function registerPaidRoutes(app: App, ctx: AppContext): void {
   const paywall = createPaywall(ctx);
   const tags = ['metered'];
-  registerPaidRoute(
-    app,
-    ctx,
-    {
-      path: '/reputation/wallet/{wallet}',
-      handler: walletProfileRouteHandler,
-      openapi: {
-        operationId: 'getWalletReputation',
-        summary: 'Wallet profile: the composition of its score ($0.01; $0.05 with snapshot=true)',
-        tags,
-        parameters: [
-          wallet,
-          q(
-            'snapshot',
-            '`true` writes a durable receipt row with inputs_digest and policy_version ($0.05).',
-            {
-              type: 'string',
-              enum: ['true', 'false'],
-            },
-          ),
-        ],
-        responses: paidResponses('Wallet profile'),
-      },
-    },
-    paywall,
-  );
-  registerPaidRoute(
-    app,
-    ctx,
-    {
-      path: '/reputation/wallet/{wallet}/history',
-      handler: walletHistoryHandler,
-      openapi: {
-        operationId: 'getWalletHistory',
-        summary: 'Score history by on-chain time, weekly or monthly, with coverage ($0.03)',
-        tags,
-        parameters: [
-          wallet,
-          q('bucket', 'Granularity.', { type: 'string', enum: ['week', 'month'], default: 'week' }),
-        ],
-        responses: paidResponses('History'),
-      },
-    },
-    paywall,
-  );
-  registerPaidRoute(
-    app,
-    ctx,
-    {
-      path: '/reputation/agent/{network}/{agent_id}',
-      handler: agentDetailHandler,
-      openapi: {
-        operationId: 'getAgentReputation',
-        summary:
-          'One agent and every rating it received, each with its transaction, revoked ones marked ($0.02)',
-        tags,
-        parameters: [
-          { name: 'network', in: 'path', required: true, schema: { type: 'string' } },
-          {
-            name: 'agent_id',
-            in: 'path',
-            required: true,
-            description: 'A decimal counter on EVM chains, a base58 key on solana; always a string.',
-            schema: { type: 'string' },
-          },
-          q(
-            'limit',
-            'Ratings returned (0 = the largest page, 1000); truncation is always declared in `pagination`.',
-            {
-              type: 'integer',
-              minimum: 0,
-              maximum: 1000,
-              default: 200,
-            },
-          ),
-          q('offset', 'First rating returned.', { type: 'integer', minimum: 0, default: 0 }),
-          q('after', 'Keyset cursor: `pagination.next_cursor` of the previous page (instead of offset).', {
-            type: 'string',
-          }),
-        ],
-        responses: paidResponses('Agent detail'),
-      },
-    },
-    paywall,
-  );
-  registerPaidRoute(
-    app,
-    ctx,
-    {
-      path: '/reputation/rater/{wallet}',
-      handler: raterProfileHandler,
-      openapi: {
-        operationId: 'getRaterProfile',
-        summary: 'The wallet as a rater: what it emitted, to whom, how dispersed; never a score ($0.01)',
-        tags,
-        parameters: [wallet],
-        responses: paidResponses('Rater profile'),
-      },
-    },
-    paywall,
-  );
-  registerPaidRoute(
-    app,
-    ctx,
-    {
-      path: '/leaderboard/page',
-      handler: leaderboardPageHandler,
-      openapi: {
-        operationId: 'getLeaderboardPage',
-        summary:
-          'Leaderboard past the first 100 rows, wider pages or a declared-type filter ($0.01 per call)',
-        tags,
-        parameters: [
-          q('offset', 'Rows to skip.', { type: 'integer', minimum: 0, default: 0 }),
-          q('limit', 'Rows per page.', { type: 'integer', minimum: 1, maximum: 500, default: 100 }),
-          q('type', 'Declared type filter (self-declared, never verified).', { type: 'string' }),
-        ],
-        responses: paidResponses('Leaderboard page'),
-      },
-    },
-    paywall,
-  );
+  for (const route of METERED_ROUTES) {
+    const { operationId, summary, parameters, answer } = route.openapi;
+    const openapi = { operationId, summary, tags, parameters, responses: paidResponses(answer) };
+    registerPaidRoute(app, ctx, { path: route.path, handler: route.handler, openapi }, paywall);
+  }
   registerApiChallenge(app, ctx);
   app.openAPIRegistry.registerPath({
     method: 'get',
