@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import type { PaidHandler } from '../src/paid/handler.js';
-import { registerApiChallenge } from '../src/doors/http/routes/api-challenge.js';
+import { registerApiChallenge } from '../src/doors/http/routes/reputation.js';
 import { canonicalResource } from '../src/payments/challenge.js';
 import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

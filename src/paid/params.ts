@@ -44,7 +44,7 @@ export function unknownNetworkBody(ctx: { config: Pick<Config, 'chains'> }, netw
   };
 }
 
-/** Longest wallet path segment read (a Solana key is at most 44 characters). */
+/** Longest accepted wallet shape: a Solana key (44); `0x` + 40 hex is 42. */
 const MAX_WALLET_LENGTH = 44;
 
 /** A wallet route's path segment: bounded, then parsed (EVM lower-cased, Solana verbatim); null when not a wallet. */

@@ -1,6 +1,7 @@
 /** The JSON error bodies of the contract, built in one place. */
 import type { Context } from 'hono';
-import { notAnAddressBody, type ValidationItem } from '../../paid/params.js';
+import type { AppContext } from './context.js';
+import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from '../../paid/params.js';
 
 export const API_VERSION = '2.0.0';
 
@@ -14,4 +15,9 @@ export function notAnAddress(c: Context, wallet: string) {
 
 export function notFound(c: Context, detail = 'Not Found') {
   return c.json({ detail }, 404);
+}
+
+/** `unknown_network` with `known_networks`: 404 on a path parameter, 422 on a query parameter. */
+export function unknownNetwork<S extends 404 | 422>(c: Context, ctx: AppContext, network: string, status: S) {
+  return c.json(unknownNetworkBody(ctx, network), status);
 }

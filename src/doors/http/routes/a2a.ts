@@ -93,7 +93,8 @@ const agentCardRoute = createRoute({
   path: '/.well-known/agent-card.json',
   operationId: 'getAgentCard',
   tags: ['free'],
-  summary: 'A2A agent card (protocol 0.3.0): the JSON-RPC endpoint, its two skills and its capabilities (free)',
+  summary:
+    'A2A agent card (protocol 0.3.0): the JSON-RPC endpoint, its two skills and its capabilities (free)',
   description:
     'Discovery document of the A2A door. The door takes JSON-RPC 2.0 `message/send` only and answers with one ' +
     'message (never a task): the free per-chain preview of an EVM address or a Solana key, or the index status. No ' +
@@ -111,19 +112,21 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
    * In process through the same app (and its handlers); the JSON of a 200, else an error. Each
    * call spends one token of the POSTing client's own bucket (`client`, see AppEnv).
    */
-  const getFor = (client: string | undefined) => async (path: string): Promise<unknown> => {
-    const res = await app.request(
-      path,
-      { headers: { accept: 'application/json' } },
-      client === undefined ? undefined : { inProcessClient: client },
-    );
-    if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status === 429) throw new OverBudget();
-      throw new Error(`in-process GET answered ${res.status}`);
-    }
-    return res.json();
-  };
+  const getFor =
+    (client: string | undefined) =>
+    async (path: string): Promise<unknown> => {
+      const res = await app.request(
+        path,
+        { headers: { accept: 'application/json' } },
+        client === undefined ? undefined : { inProcessClient: client },
+      );
+      if (res.status !== 200) {
+        await res.body?.cancel().catch(() => undefined);
+        if (res.status === 429) throw new OverBudget();
+        throw new Error(`in-process GET answered ${res.status}`);
+      }
+      return res.json();
+    };
 
   const rpc = (c: Context, body: unknown, status: 200 | 400 | 413 = 200) => {
     c.header('Cache-Control', 'no-store');
@@ -136,7 +139,11 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
       raw = await readBoundedBody(c);
     } catch (e) {
       if (e instanceof BodyTooLarge) {
-        return rpc(c, errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`), 413);
+        return rpc(
+          c,
+          errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`),
+          413,
+        );
       }
       return rpc(c, errorResponse(null, PARSE_ERROR, 'Parse error: the body could not be read'), 400);
     }
@@ -148,7 +155,12 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
       const text = await answerText(extractText(req.params), { get: getFor(c.get('client')) });
       return rpc(
         c,
-        successResponse(id, { kind: 'message', role: 'agent', messageId: randomUUID(), parts: [{ kind: 'text', text }] }),
+        successResponse(id, {
+          kind: 'message',
+          role: 'agent',
+          messageId: randomUUID(),
+          parts: [{ kind: 'text', text }],
+        }),
       );
     } catch (e) {
       if (e instanceof OverBudget) {

@@ -20,17 +20,15 @@ import type { Context } from 'hono';
 import { readerOf } from '../../../db/database.js';
 import type { App, AppContext } from '../context.js';
 import { notAnAddress, notFound } from '../errors.js';
-import { NotAnAddressSchema } from './lookup.js';
+import { NotAnAddressSchema } from '../schemas/common.js';
 import { renderBadge, type BadgeInput } from '../../../badge/svg.js';
-import { parseWallet } from '../../../identifiers.js';
+import { walletFrom } from '../../../paid/params.js';
 import { readWalletAggregate } from '../../../read/wallets.js';
 import { displayScore, previewCaveats, scoreFromAggregates } from '../../../scoring/index.js';
 
 /** The contract's edge cache for the badge. */
 export const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
 export const BADGE_CONTENT_TYPE = 'image/svg+xml';
-/** Longest accepted wallet shape: a Solana key (44); `0x` + 40 hex is 42. */
-const MAX_WALLET_LENGTH = 44;
 /** `/badge/<segment>.svg`, read from the path the app routes on (the /v1 prefix already stripped). */
 const BADGE_PATH_RE = /^(?:\/v1)?\/badge\/([^/]*)\.svg$/;
 
@@ -151,7 +149,7 @@ export function registerBadgeRoutes(app: App, ctx: AppContext): void {
     c.header('Access-Control-Allow-Origin', '*');
     // The 422 echoes the input inside JSON: never let a browser sniff it into markup.
     c.header('X-Content-Type-Options', 'nosniff');
-    const wallet = raw.length > MAX_WALLET_LENGTH ? null : (parseWallet(raw)?.address ?? null);
+    const wallet = walletFrom(raw);
     if (wallet === null) return notAnAddress(c, raw);
 
     const svg = renderBadge(await badgeInput(ctx, wallet));

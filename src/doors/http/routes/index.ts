@@ -2,9 +2,16 @@
 import type { App, AppContext } from '../context.js';
 import { FreeAnswerCache } from '../free-cache.js';
 import { registerHealth } from './health.js';
-import { registerAggregateRoutes } from './aggregates.js';
-import { registerLookupRoutes } from './lookup.js';
-import { registerMetaRoutes } from './meta.js';
+import { registerChainsRoutes } from './chains.js';
+import { registerFeedRoute } from './feed.js';
+import { registerLeaderboardRoute } from './leaderboard.js';
+import { registerStatsRoutes } from './stats.js';
+import { registerSearchRoutes } from './search.js';
+import { registerWalletRoutes } from './wallets.js';
+import { registerPricingRoute } from './pricing.js';
+import { registerManifestoRoutes } from './manifesto.js';
+import { registerWellKnownRoutes } from './well-known.js';
+import { registerRefusalRoutes } from './refusals.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
@@ -44,13 +51,27 @@ function registerFreeCache(app: App, ctx: AppContext): void {
 export function registerRoutes(app: App, ctx: AppContext): void {
   registerFreeCache(app, ctx);
   registerHealth(app, ctx);
-  // /chains, /chains/{network}, /feed, /leaderboard, /stats/*, /categories
-  registerAggregateRoutes(app, ctx);
-  // /search/{q}, /wallets/{wallet}/chains, /wallets/{wallet}/exists
-  registerLookupRoutes(app, ctx);
-  // /pricing, /manifesto, /workflows.json, /.well-known/*, /names/*, /auth*, /me*
-  registerMetaRoutes(app, ctx);
-  // metered: /reputation/*, /leaderboard/page behind the x402 paywall; GET /api (informative 402)
+  // /chains, /chains/{network}
+  registerChainsRoutes(app, ctx);
+  // /feed
+  registerFeedRoute(app, ctx);
+  // /leaderboard (the free first page; /leaderboard/page is metered, in reputation.ts)
+  registerLeaderboardRoute(app, ctx);
+  // /stats/facets, /stats/types, /stats/issuers, /categories
+  registerStatsRoutes(app, ctx);
+  // /search/{q}
+  registerSearchRoutes(app, ctx);
+  // /wallets/{wallet}/chains, /wallets/{wallet}/exists
+  registerWalletRoutes(app, ctx);
+  // /pricing
+  registerPricingRoute(app, ctx);
+  // /manifesto, /manifesto.md, /manifesto.es.md, /manifesto.html, /workflows.json
+  registerManifestoRoutes(app, ctx);
+  // /.well-known/oauth-protected-resource and the absent OAuth/OpenID documents
+  registerWellKnownRoutes(app, ctx);
+  // /names/resolve, /names/reverse, /auth*, /me* (documented 410 refusals)
+  registerRefusalRoutes(app, ctx);
+  // metered (METERED_ROUTES): /reputation/*, /leaderboard/page behind the x402 paywall; GET /api (informative 402)
   registerPaidRoutes(app, ctx);
   // /badge/{wallet}.svg
   registerBadgeRoutes(app, ctx);

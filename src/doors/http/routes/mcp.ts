@@ -150,7 +150,10 @@ function listToolsOnUnknownName(transport: WebStandardStreamableHTTPServerTransp
     if (name !== undefined) {
       unknown.delete(id!);
       if (m.result && m.result.isError === true) {
-        message = { ...m, result: { ...m.result, content: [{ type: 'text', text: unknownToolText(name) }] } } as unknown as Message;
+        message = {
+          ...m,
+          result: { ...m.result, content: [{ type: 'text', text: unknownToolText(name) }] },
+        } as unknown as Message;
       } else if (m.error && typeof m.error.message === 'string') {
         message = { ...m, error: { ...m.error, message: unknownToolText(name) } } as unknown as Message;
       }

@@ -2,14 +2,16 @@
  * The metered routes, each mounted behind the one x402 paywall (src/payments/paywall.ts): no
  * payment → 402 quote before any validation; with X-PAYMENT → verify → validate → claim + settle →
  * run. Declared in the OpenAPI document for readers; the paywall, not zod, sees the request first.
- * This is the only place the paywall meets Hono (`registerPaidRoute`).
+ * This is the only place the paywall meets Hono (`registerPaidRoute`). Also `GET /api`, the
+ * informative 402 (sells nothing).
  */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { App, AppContext } from '../context.js';
-import { createPaywall, type Paywall } from '../../../payments/paywall.js';
+import { createPaywall, paymentsNotConfiguredBody, type Paywall } from '../../../payments/paywall.js';
 import type { PaidHandler } from '../../../paid/handler.js';
 import { METERED_ROUTES } from '../../../paid/index.js';
-import { registerApiChallenge } from './api-challenge.js';
+import { buildChallenge, canonicalResource } from '../../../payments/challenge.js';
+import { tierById } from '../../../payments/pricing.js';
 
 const paidResponses = (what: string) => ({
   200: { description: `${what}. Headers X-Payment-Receipt (settlement tx hash) and X-Payment-Reused.` },
@@ -87,5 +89,35 @@ export function registerPaidRoutes(app: App, ctx: AppContext): void {
       },
       503: { description: '`payments_not_configured`: no TREASURY_ADDRESS.' },
     },
+  });
+}
+
+/**
+ * `GET /api`: the informative 402 (contract, Errors table). It shows what a challenge looks like,
+ * quoting the entry tier (`wallet-lookup`) as the example, and sells nothing: an `X-PAYMENT` sent
+ * here is ignored and never settled. With TREASURY_ADDRESS unset it answers the same 503 as the
+ * metered routes (there is no payTo to show).
+ */
+const API_EXAMPLE_TIER = 'wallet-lookup';
+
+export function registerApiChallenge(app: App, ctx: AppContext): void {
+  app.get('/api', (c) => {
+    const treasury = ctx.config.treasuryAddress;
+    if (!treasury) return c.json(paymentsNotConfiguredBody(), 503, { 'Cache-Control': 'no-store' });
+    const { body, headers } = buildChallenge({
+      tier: tierById(API_EXAMPLE_TIER),
+      resource: canonicalResource(c.req.method, new URL(c.req.url)),
+      config: {
+        treasuryAddress: treasury,
+        facilitatorUrl: ctx.config.facilitatorUrl,
+        paymentAssetOverrides: ctx.config.paymentAssetOverrides,
+      },
+      error: 'payment_required',
+      retryable: false,
+      nextAction:
+        'Nothing is sold at /api: this is an example challenge (the wallet-lookup tier). Call a metered route, e.g. ' +
+        'GET /reputation/wallet/{wallet}, without X-PAYMENT and sign the accepts[] of ITS own 402; see GET /pricing for every tier.',
+    });
+    return c.json(body, 402, headers);
   });
 }
