@@ -39,7 +39,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   fromAnswer,
-  isObject,
   result,
   TOOL_CAVEAT,
   type RouteAnswer,
@@ -49,6 +48,7 @@ import {
 } from './results.js';
 import { logger } from '../../log.js';
 import { METERED_ROUTES } from '../../paid/index.js';
+import { isObject } from '../in-process.js';
 
 export interface ToolDeps {
   call: RouteCaller;

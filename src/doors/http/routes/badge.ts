@@ -24,7 +24,8 @@ import { NotAnAddressSchema } from '../schemas/common.js';
 import { renderBadge, type BadgeInput } from '../../../badge/svg.js';
 import { walletFrom } from '../../../paid/params.js';
 import { readWalletAggregate } from '../../../read/wallets.js';
-import { displayScore, previewCaveats, scoreFromAggregates } from '../../../scoring/index.js';
+import { displayScore, previewCaveats } from '../../../scoring/index.js';
+import { scoredChains } from '../wallet-preview.js';
 
 /** The contract's edge cache for the badge. */
 export const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
@@ -35,14 +36,7 @@ const BADGE_PATH_RE = /^(?:\/v1)?\/badge\/([^/]*)\.svg$/;
 /** The numbers of one wallet's badge, from the same aggregate read as `/wallets/{wallet}/chains`. */
 export async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
   const agg = await readWalletAggregate(readerOf(ctx.db), wallet);
-  const score = scoreFromAggregates(
-    agg.chains.map((r) => ({
-      network: r.network,
-      sum: r.eligible_sum,
-      count: r.total_reviews,
-      distinct_raters: r.distinct_raters,
-    })),
-  ).final_score;
+  const score = scoredChains(agg.chains).global;
   return {
     scoreText: displayScore(score),
     raters: agg.totals?.distinct_raters ?? 0,

@@ -62,11 +62,9 @@ export const HealthSchema = z
       combine: z.literal('independent'),
     }),
     confidence_thresholds: z.record(z.string(), z.unknown()),
-    shrinkage: z
-      .object({ k: z.number(), prior: z.number().nullable() })
-      .openapi({
-        description: 'k and the live index prior of the leaderboard shrinkage (null before any score)',
-      }),
+    shrinkage: z.object({ k: z.number(), prior: z.number().nullable() }).openapi({
+      description: 'k and the live index prior of the leaderboard shrinkage (null before any score)',
+    }),
     aggregates_refreshed_at: z.string().nullable(),
     burn_addresses: z.array(z.string()),
   })

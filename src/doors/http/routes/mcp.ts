@@ -28,6 +28,7 @@ import type { App, AppContext } from '../context.js';
 import { API_VERSION } from '../errors.js';
 import { inProcessCaller } from '../../mcp/results.js';
 import { buildMcpServer, TOOL_NAMES } from '../../mcp/tools.js';
+import { refuseOtherMethods } from '../../in-process.js';
 
 /** Longest request body read; a `tools/call` fits in a few kilobytes (a payment header included). */
 export const MCP_MAX_BODY_BYTES = 64 * 1024;
@@ -103,17 +104,12 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     }
   });
 
-  app.on(['GET', 'PUT', 'PATCH', 'DELETE'], '/mcp', (c) => {
-    c.header('Allow', 'POST, OPTIONS');
-    return c.json(
-      {
-        detail:
-          'Method Not Allowed: this is the MCP door (Streamable HTTP, stateless): POST JSON-RPC messages with ' +
-          'Content-Type: application/json and Accept: application/json, text/event-stream. No server-sent stream is offered.',
-      },
-      405,
-    );
-  });
+  refuseOtherMethods(
+    app,
+    '/mcp',
+    'Method Not Allowed: this is the MCP door (Streamable HTTP, stateless): POST JSON-RPC messages with ' +
+      'Content-Type: application/json and Accept: application/json, text/event-stream. No server-sent stream is offered.',
+  );
 }
 
 /** The error text of a `tools/call` whose name is not a tool of this server. */

@@ -17,7 +17,7 @@ import {
   SearchResultSchema,
   UnrecognizedQuerySchema,
 } from '../schemas/lookup.js';
-import { CACHE_PREVIEW, networkOrder, scoredChains } from './wallets.js';
+import { CACHE_PREVIEW, networkOrder, scoredChains } from '../wallet-preview.js';
 
 /** Longest accepted shape is an EVM agent id (uint256: 78 digits); anything longer is refused unread. */
 const MAX_QUERY_LENGTH = 78;

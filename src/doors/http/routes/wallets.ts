@@ -10,23 +10,15 @@ import { PRICING_VERSION, tierById } from '../../../payments/pricing.js';
 import {
   WALLET_CHAINS_SOURCE,
   WALLET_SOURCE,
-  type WalletChainRow,
   readWalletAggregate,
   readWalletTotals,
 } from '../../../read/wallets.js';
-import {
-  POLICY_VERSION,
-  caveatsNotComputedInPreview,
-  previewCaveats,
-  scoreFromAggregates,
-} from '../../../scoring/index.js';
+import { POLICY_VERSION, caveatsNotComputedInPreview, previewCaveats } from '../../../scoring/index.js';
 import type { App, AppContext } from '../context.js';
+import { CACHE_PREVIEW, networkOrder, scoredChains } from '../wallet-preview.js';
 import { notAnAddress } from '../errors.js';
 import { NotAnAddressSchema, walletParam } from '../schemas/common.js';
 import { WalletChainsSchema, WalletExistsSchema } from '../schemas/lookup.js';
-
-/** Free per-subject answers change once per index pass; a short shared cache is honest. */
-export const CACHE_PREVIEW = 'public, max-age=60';
 
 const walletChainsRoute = createRoute({
   method: 'get',
@@ -77,30 +69,6 @@ const existsRoute = createRoute({
     },
   },
 });
-
-/** Config order of the networks (the order of `/health`), unknown ones last by name. */
-export function networkOrder(ctx: AppContext): (a: string, b: string) => number {
-  const pos = new Map(ctx.config.chains.map((c, i) => [c.network, i]));
-  return (a, b) => {
-    const pa = pos.get(a) ?? Number.MAX_SAFE_INTEGER;
-    const pb = pos.get(b) ?? Number.MAX_SAFE_INTEGER;
-    return pa !== pb ? pa - pb : a < b ? -1 : a > b ? 1 : 0;
-  };
-}
-
-/** Per-chain scores through the scoring module (`equal-weight-per-chain@2`). */
-export function scoredChains(rows: readonly WalletChainRow[]) {
-  const score = scoreFromAggregates(
-    rows.map((r) => ({
-      network: r.network,
-      sum: r.eligible_sum,
-      count: r.total_reviews,
-      distinct_raters: r.distinct_raters,
-    })),
-  );
-  const byNet = new Map(score.per_chain.map((c) => [c.network, c.final_score]));
-  return { global: score.final_score, chainScore: (n: string) => byNet.get(n) ?? null };
-}
 
 /** JSON with an explicit Content-Length, so HEAD answers the same length without a body. */
 function withLength<T>(c: Context, body: T): T {
