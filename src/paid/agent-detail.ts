@@ -8,7 +8,7 @@
  * Choices where the interface leaves room (documented in docs/API.md):
  *  - unknown `network` → 404 `unknown_network` with `known_networks`, exactly like
  *    `GET /chains/{network}` (the network is a path segment: an unknown one names no resource);
- *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalised "007" → "7";
+ *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalized "007" → "7";
  *    base58 on solana) → 422;
  *  - agent not indexed (no identity row and no rating) → 404 `{detail: 'agent not indexed'}`,
  *    checked in `validate` so the paywall never charges for it;
@@ -46,7 +46,7 @@ import {
 } from './common.js';
 import { resolveNetwork } from './params.js';
 
-export const AGENT_RATINGS_DEFAULT_LIMIT = 200;
+const AGENT_RATINGS_DEFAULT_LIMIT = 200;
 export const AGENT_RATINGS_MAX_LIMIT = 1000;
 
 export interface AgentDetailInput {
@@ -58,7 +58,7 @@ export interface AgentDetailInput {
 }
 
 /** One rating as served. */
-export function servedRating(r: AgentRatingRow, owner: string | null) {
+function servedRating(r: AgentRatingRow, owner: string | null) {
   return {
     tx_hash: r.tx_hash,
     block_number: r.block_number,

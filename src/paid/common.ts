@@ -10,7 +10,7 @@ import { parseWallet, type ParsedWallet } from '../identifiers.js';
 export type Invalid = Extract<Validated<never>, { ok: false }>;
 
 /** 422 `not_an_address`, the same body as every other door's. */
-export function notAnAddressResult(wallet: string): Invalid {
+function notAnAddressResult(wallet: string): Invalid {
   return { ok: false, status: 422, body: notAnAddressBody(wallet) };
 }
 

@@ -10,8 +10,8 @@ import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../read/leaderboard.js';
 import { ORDERING_POLICY, POLICY_VERSION } from '../scoring/index.js';
 import { intQuery, invalidParam, rejectUnknownQuery, singleQuery } from './common.js';
 
-export const LEADERBOARD_PAGE_MAX_LIMIT = 500;
-export const LEADERBOARD_TYPE_MAX_LENGTH = 200;
+const LEADERBOARD_PAGE_MAX_LIMIT = 500;
+const LEADERBOARD_TYPE_MAX_LENGTH = 200;
 
 export interface LeaderboardPageInput {
   offset: number;

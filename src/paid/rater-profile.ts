@@ -13,15 +13,15 @@ import { POLICY_VERSION, raterStatsFromAggregates } from '../scoring/index.js';
 import { rejectUnknownQuery, walletParam } from './common.js';
 
 /** Declared rating directions (the emitters' `tag1` prefixes). Versioned with `ROLE_POLICY`. */
-export const RATER_ROLE_ALLOWLIST = Object.freeze([
+const RATER_ROLE_ALLOWLIST = Object.freeze([
   'agent_rating',
   'executor_rating',
   'worker_rating',
 ] as const);
-export const ROLE_POLICY = 'tag1-direction-allowlist@1';
+const ROLE_POLICY = 'tag1-direction-allowlist@1';
 
 /** The allowlisted role a tag1 declares, or null. */
-export function roleOf(tag1: string): string | null {
+function roleOf(tag1: string): string | null {
   for (const role of RATER_ROLE_ALLOWLIST) {
     if (tag1 === role || tag1.startsWith(`${role}:`)) return role;
   }

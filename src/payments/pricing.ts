@@ -16,7 +16,7 @@ export const PRICING_VERSION = 'cost-tiered@5';
 /** Settlement currency of every tier. */
 export const CURRENCY = 'USDC';
 /** USDC has 6 decimals on every offered network: 10 000 base units are one cent. */
-export const USDC_DECIMALS = 6;
+const USDC_DECIMALS = 6;
 /** x402 challenge timeout (`maxTimeoutSeconds`) of the challenge and of each `accepts[]` entry. */
 export const MAX_TIMEOUT_SECONDS = 120;
 

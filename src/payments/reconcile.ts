@@ -75,7 +75,7 @@ export type AuthorizationReader = (q: {
 }) => Promise<AuthorizationState>;
 
 /** Reads `authorizationState` (and the `AuthorizationUsed` log) through the configured RPC of each network. */
-export function chainAuthorizationReader(config: Config): AuthorizationReader {
+function chainAuthorizationReader(config: Config): AuthorizationReader {
   const clients = new Map<number, PublicClient>();
   return async ({ network, asset, payer, nonce }) => {
     const chainId = chainIdOf(network);

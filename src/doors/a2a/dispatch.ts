@@ -35,7 +35,7 @@ import { isObject } from '../in-process.js';
 /** Only this many characters of the (concatenated) text are ever scanned: hostile input is bounded. */
 export const MAX_TEXT_CHARS = 4096;
 /** Only this many parts of a message are read. */
-export const MAX_PARTS = 64;
+const MAX_PARTS = 64;
 
 /** How the door reaches the HTTP handlers: GET a path in process, the parsed JSON of a 200 (throws otherwise). */
 export interface DoorDeps {
@@ -146,7 +146,7 @@ function plural(n: number, one: string, many: string): string {
 }
 
 /** The raw served score, always with six decimals. */
-export function sixDecimals(x: number): string {
+function sixDecimals(x: number): string {
   const s = x.toFixed(6);
   return s === '-0.000000' ? '0.000000' : s;
 }
@@ -160,7 +160,7 @@ export function priced(method: 'GET', pathWithQuery: string): string {
 }
 
 /** One line per chain, in the order the API serves them (the configuration order of /health). */
-export function chainLine(c: WalletChainsBody['chains'][number]): string {
+function chainLine(c: WalletChainsBody['chains'][number]): string {
   const score = c.final_score === null ? 'no ratings yet' : `score ${sixDecimals(c.final_score)}`;
   return (
     `${c.network}: ${plural(c.agent_count, 'identity', 'identities')}, ${score}, ` +
@@ -250,7 +250,7 @@ async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
 }
 
 /** Usage and the routes behind this door, by path and price. */
-export function usageLines(): string[] {
+function usageLines(): string[] {
   const snapshotPrice = tierById('wallet-snapshot').price_usd;
   return [
     'Send an EVM address (0x + 40 hex) or a Solana base58 key (a wallet or an agent asset) and I answer with its free per-chain preview: identities, score, ratings and distinct raters per chain.',

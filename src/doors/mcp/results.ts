@@ -130,7 +130,7 @@ export function inProcessCaller(app: InProcessApp, client?: string): RouteCaller
  * not base64 either, so the paywall answers the same `402 invalid_payment_header` an HTTP client
  * sending that payload would get (and the tool never leaks a transport error).
  */
-export function headerSafePayment(p: string): string {
+function headerSafePayment(p: string): string {
   return p.replace(/[^\x20-\x7e]/g, '?');
 }
 

@@ -77,9 +77,9 @@ export const METERED_TOOLS = [
 export const TOOL_NAMES: readonly string[] = [...FREE_TOOLS, ...METERED_TOOLS];
 
 /** `max_ratings` default of rep_lookup_agent (0 = the largest page, 1000; truncation is declared). */
-export const DEFAULT_MAX_RATINGS = 200;
+const DEFAULT_MAX_RATINGS = 200;
 /** Rows of the free leaderboard page. */
-export const FREE_LEADERBOARD_ROWS = 100;
+const FREE_LEADERBOARD_ROWS = 100;
 /** The neutral request rep_pricing probes each metered tier with (declared in METERED_ROUTES). */
 const PROBE_PATHS: Readonly<Record<string, string>> = Object.fromEntries(
   METERED_ROUTES.flatMap((r) => r.tiers.map((t) => [t.id, t.probe])),

@@ -28,13 +28,13 @@ import { displayScore, previewCaveats } from '../../../scoring/index.js';
 import { scoredChains } from '../wallet-preview.js';
 
 /** The contract's edge cache for the badge. */
-export const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
-export const BADGE_CONTENT_TYPE = 'image/svg+xml';
+const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
+const BADGE_CONTENT_TYPE = 'image/svg+xml';
 /** `/badge/<segment>.svg`, read from the path the app routes on (the /v1 prefix already stripped). */
 const BADGE_PATH_RE = /^(?:\/v1)?\/badge\/([^/]*)\.svg$/;
 
 /** The numbers of one wallet's badge, from the same aggregate read as `/wallets/{wallet}/chains`. */
-export async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
+async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
   const agg = await readWalletAggregate(readerOf(ctx.db), wallet);
   const score = scoredChains(agg.chains).global;
   return {
@@ -46,14 +46,14 @@ export async function badgeInput(ctx: AppContext, wallet: string): Promise<Badge
 }
 
 /** YYYY-MM-DD (UTC) of the last aggregate refresh; null when never refreshed (or unreadable). */
-export function refreshDate(refreshedAt: string | null): string | null {
+function refreshDate(refreshedAt: string | null): string | null {
   if (refreshedAt === null) return null;
   const t = Date.parse(refreshedAt);
   return Number.isNaN(t) ? null : new Date(t).toISOString().slice(0, 10);
 }
 
 /** A strong ETag: the quoted SHA-256 (base64url) of the SVG bytes. */
-export function badgeEtag(svg: string): string {
+function badgeEtag(svg: string): string {
   return `"${createHash('sha256').update(svg, 'utf8').digest('base64url')}"`;
 }
 
@@ -61,7 +61,7 @@ export function badgeEtag(svg: string): string {
  * True when `If-None-Match` names this ETag: `*`, or a comma-separated list of entity tags, each
  * compared weakly (a `W/` prefix is ignored, as RFC 9110 prescribes for If-None-Match).
  */
-export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const opaque = etag.replace(/^W\//, '');
   return header

@@ -15,7 +15,7 @@ import {
 } from '../../../scoring/policies.js';
 import { round6 } from '../../../scoring/display.js';
 
-export const ChainScanSchema = z
+const ChainScanSchema = z
   .object({
     network: z.string(),
     chain_id: z.number().int().nullable(),
@@ -37,7 +37,7 @@ export const ChainScanSchema = z
   })
   .openapi('ChainScanState');
 
-export const HealthSchema = z
+const HealthSchema = z
   .object({
     status: z.enum(['ok', 'degraded', 'starting']).openapi({
       description:
@@ -70,7 +70,7 @@ export const HealthSchema = z
   })
   .openapi('Health');
 
-export const ReadySchema = z
+const ReadySchema = z
   .object({ ready: z.boolean(), reason: z.string().optional() })
   .openapi('Readiness');
 

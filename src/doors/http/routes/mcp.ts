@@ -31,9 +31,9 @@ import { buildMcpServer, TOOL_NAMES } from '../../mcp/tools.js';
 import { refuseOtherMethods } from '../../in-process.js';
 
 /** Longest request body read; a `tools/call` fits in a few kilobytes (a payment header included). */
-export const MCP_MAX_BODY_BYTES = 64 * 1024;
+const MCP_MAX_BODY_BYTES = 64 * 1024;
 
-export const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
+const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
 
 class BodyTooLarge extends Error {}
 
@@ -113,7 +113,7 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
 }
 
 /** The error text of a `tools/call` whose name is not a tool of this server. */
-export function unknownToolText(name: string): string {
+function unknownToolText(name: string): string {
   return (
     `Tool ${JSON.stringify(name.slice(0, 100))} not found. The ${TOOL_NAMES.length} tools of this server are: ` +
     `${TOOL_NAMES.join(', ')} (tools/list describes each).`

@@ -33,7 +33,7 @@ export const WalletChainsSchema = z
   .object({
     wallet: z
       .string()
-      .openapi({ description: 'The wallet asked about, normalised: EVM lower-cased, Solana verbatim.' }),
+      .openapi({ description: 'The wallet asked about, normalized: EVM lower-cased, Solana verbatim.' }),
     chains: z.array(WalletChainSchema).openapi({
       description:
         'One row per chain where the wallet holds at least one identity, rated or not. Empty means "holds no identity on any chain we index": an answer, not an error.',
@@ -116,7 +116,7 @@ export const WalletExistsSchema = z
   .object({
     wallet: z
       .string()
-      .openapi({ description: 'The wallet asked about, normalised: EVM lower-cased, Solana verbatim.' }),
+      .openapi({ description: 'The wallet asked about, normalized: EVM lower-cased, Solana verbatim.' }),
     has_identity: z
       .boolean()
       .openapi({ description: 'Holds at least one ERC-8004 identity on a chain we index.' }),
