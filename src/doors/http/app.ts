@@ -185,7 +185,8 @@ export function createAppShell(ctx: AppContext): App {
     c.res.headers.set('RateLimit-Policy', policyHeader(budget));
   });
 
-  // The open CORS of the two agent doors (preflight 204, allow-origin on their answers).
+  // The open CORS of the two agent doors (preflight 204, allow-origin on their answers). Not
+  // Hono's `cors()`: it joins the methods without spaces and adds `Vary`, changing the answer.
   app.use('/a2a/*', doorCors);
   app.use('/mcp/*', doorCors);
   app.notFound((c) => notFound(c));

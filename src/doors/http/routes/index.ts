@@ -75,9 +75,9 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerPaidRoutes(app, ctx);
   // /badge/{wallet}.svg
   registerBadgeRoutes(app, ctx);
-  // POST /a2a, /.well-known/agent-card.json, CORS preflight of /a2a and /mcp (not in the OpenAPI document)
+  // POST /a2a (not in the OpenAPI document), /.well-known/agent-card.json; the door CORS is in app.ts
   registerA2aRoutes(app, ctx);
-  // POST /mcp (after the A2A registration: its CORS middleware covers /mcp too; not in the OpenAPI document)
+  // POST /mcp (not in the OpenAPI document)
   registerMcpRoutes(app, ctx);
   // /openapi.json, /docs, /redoc (last: the document describes every route above)
   registerDocsRoutes(app, ctx);
