@@ -91,6 +91,16 @@ const doorCors: MiddlewareHandler = async (c, next) => {
 };
 
 /**
+ * The open CORS of the two agent doors on `app` (preflight 204, allow-origin on their answers),
+ * before their routes. Not Hono's `cors()`: it joins the methods without spaces and adds `Vary`,
+ * changing the answer.
+ */
+export function useDoorCors(app: App): void {
+  app.use('/a2a/*', doorCors);
+  app.use('/mcp/*', doorCors);
+}
+
+/**
  * The HTTP shell without routes: /v1 alias, 422 validation hook, Api-Version and RateLimit-Policy
  * headers, the rate limit, JSON 404 and error handling. Tests of one mechanism (the paywall)
  * mount their own routes on it.
@@ -185,10 +195,7 @@ export function createAppShell(ctx: AppContext): App {
     c.res.headers.set('RateLimit-Policy', policyHeader(budget));
   });
 
-  // The open CORS of the two agent doors (preflight 204, allow-origin on their answers). Not
-  // Hono's `cors()`: it joins the methods without spaces and adds `Vary`, changing the answer.
-  app.use('/a2a/*', doorCors);
-  app.use('/mcp/*', doorCors);
+  useDoorCors(app);
   app.notFound((c) => notFound(c));
   app.onError((err, c) => {
     if (err instanceof HTTPException) {
