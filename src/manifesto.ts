@@ -178,7 +178,7 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'No hay búsqueda por nombre ni búsqueda de personas: las consultas son coincidencias exactas sobre una dirección o un id de agente, sin prefijos, comodines ni listados. Las rutas de nombres responden con una negativa documentada, y ningún comportamiento en cadena hace que el índice llame persona a un sujeto.',
     },
     inherited_from: 'origin.corrected',
-    enforced_by: 'src/doors/http/routes/meta.ts (/names/resolve and /names/reverse answer 410 not_offered); src/doors/http/routes/lookup.ts (exact match only)',
+    enforced_by: 'src/doors/http/routes/refusals.ts (/names/resolve and /names/reverse answer 410 not_offered); src/doors/http/routes/search.ts (exact match only)',
   },
   {
     id: 'payment-is-the-authentication',

@@ -15,6 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.js';
 import type { AppContext, AppEnv } from '../src/doors/http/context.js';
+import { useDoorCors } from '../src/doors/http/app.js';
 import { registerA2aRoutes } from '../src/doors/http/routes/a2a.js';
 import { registerMcpRoutes } from '../src/doors/http/routes/mcp.js';
 import { fromAnswer, recipientCheck, type RouteAnswer } from '../src/doors/mcp/results.js';
@@ -51,6 +52,7 @@ async function startFake(opts: { treasury: string | null; challengePayTo: string
     db: null as unknown as Database,
     now: () => new Date('2026-11-01T12:00:00Z'),
   };
+  useDoorCors(app);
   registerA2aRoutes(app, ctx);
   registerMcpRoutes(app, ctx);
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, type Demo } from '../src/demo/run-demo.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler, RawPaidRequest } from '../src/doors/http/paid-handlers.js';
-import { paidHandlers } from '../src/doors/http/paid/index.js';
+import type { PaidHandler, RawPaidRequest } from '../src/paid/handler.js';
+import { paidHandlers } from '../src/paid/index.js';
 import { readLeaderboard } from '../src/read/leaderboard.js';
 import { readSnapshot } from '../src/read/snapshots.js';
 import {

@@ -9,8 +9,8 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
-import { registerPaidRoute } from '../src/payments/paywall.js';
+import type { PaidHandler } from '../src/paid/handler.js';
+import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 

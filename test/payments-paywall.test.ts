@@ -7,10 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
-import { registerApiChallenge } from '../src/doors/http/routes/api-challenge.js';
+import type { PaidHandler } from '../src/paid/handler.js';
+import { registerApiChallenge } from '../src/doors/http/routes/reputation.js';
 import { canonicalResource } from '../src/payments/challenge.js';
-import { registerPaidRoute } from '../src/payments/paywall.js';
+import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { BASE_USDC, PAYER, payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 

@@ -25,7 +25,7 @@ import {
   readSubjectDays,
 } from '../src/read/subject-aggregates.js';
 import { readSubjectInputs, type SubjectInputs } from '../src/read/subject.js';
-import { snapshotDigest, walletProfileBody } from '../src/doors/http/paid/wallet-profile.js';
+import { snapshotDigest, walletProfileBody } from '../src/paid/wallet-profile.js';
 import {
   classifyRating,
   historyFromAggregates,
@@ -42,9 +42,9 @@ import {
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler, RawPaidRequest } from '../src/doors/http/paid-handlers.js';
-import { paidHandlers } from '../src/doors/http/paid/index.js';
-import { AGENT_RATINGS_MAX_LIMIT } from '../src/doors/http/paid/agent-detail.js';
+import type { PaidHandler, RawPaidRequest } from '../src/paid/handler.js';
+import { paidHandlers } from '../src/paid/index.js';
+import { AGENT_RATINGS_MAX_LIMIT } from '../src/paid/agent-detail.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

@@ -20,15 +20,15 @@ import {
   type PriceTier,
 } from './pricing.js';
 
-export const X402_VERSION = 2;
-export const SCHEME = 'exact';
+const X402_VERSION = 2;
+const SCHEME = 'exact';
 /** Value of `X-Accept-Payment` on every 402. */
-export const ACCEPT_PAYMENT_HEADER = 'x402 USDC 2.0';
-export const SERVICE_LINE =
+const ACCEPT_PAYMENT_HEADER = 'x402 USDC 2.0';
+const SERVICE_LINE =
   'repindex: a read-only reputation index for ERC-8004 AI agents across 11 chains. Evidence, not verdicts: every score travels with its composition.';
 
 /** Every free door (HTTP routes, badge, A2A, MCP); `{…}` segments are templates, not paste-ready. */
-export const FREE_DOORS: readonly string[] = Object.freeze([
+const FREE_DOORS: readonly string[] = Object.freeze([
   'GET /health',
   'GET /pricing',
   'GET /manifesto',
@@ -100,7 +100,7 @@ export function canonicalResource(method: string, url: string | URL): string {
 }
 
 /** The free preview of a tier with `{name}` placeholders filled from the request's path params. */
-export function interpolatePreview(preview: FreePreview, params: Readonly<Record<string, string>>): FreePreview {
+function interpolatePreview(preview: FreePreview, params: Readonly<Record<string, string>>): FreePreview {
   return {
     endpoint: preview.endpoint.replace(/\{([a-z_]+)\}/g, (whole, name: string) =>
       params[name] !== undefined ? encodeURIComponent(params[name]) : whole,
@@ -110,7 +110,7 @@ export function interpolatePreview(preview: FreePreview, params: Readonly<Record
 }
 
 /** The human dollar figure of a price: "0.01" → "$0.01" (never signed: accepts[].amount is). */
-export function usdFromPrice(priceUsd: string): string {
+function usdFromPrice(priceUsd: string): string {
   return `$${priceUsd}`;
 }
 
@@ -204,7 +204,7 @@ export function buildChallenge(opts: ChallengeOptions): { body: ChallengeBody; h
 }
 
 /** `X-Accept-Payment`, `X-Pricing-Version`, `Payment-Required` (the body, base64), `Cache-Control`. */
-export function challengeHeaders(body: ChallengeBody): Record<string, string> {
+function challengeHeaders(body: ChallengeBody): Record<string, string> {
   return {
     'X-Accept-Payment': ACCEPT_PAYMENT_HEADER,
     'X-Pricing-Version': PRICING_VERSION,

@@ -22,7 +22,7 @@ import type { PaymentRequirements } from '@x402/core/types';
 import { canonicalResource } from './challenge.js';
 
 /** The facilitator refuses an authorization that expires within this many seconds. */
-export const VALID_BEFORE_MARGIN_SECONDS = 6;
+const VALID_BEFORE_MARGIN_SECONDS = 6;
 
 export interface ExactAuthorization {
   from: string;
@@ -58,7 +58,7 @@ const eqAddr = (x: string, y: string) => x.toLowerCase() === y.toLowerCase();
  * The resource a payload was made for, as our canonical `METHOD /path?query`: our own challenge's
  * string, or an x402 v2 `ResourceInfo` object's `url`. Undefined when the payload names none.
  */
-export function payloadResource(resource: unknown): string | undefined | null {
+function payloadResource(resource: unknown): string | undefined | null {
   if (resource === undefined || resource === null) return undefined;
   if (typeof resource === 'string') return resource.slice(0, 2048);
   if (typeof resource === 'object' && typeof (resource as { url?: unknown }).url === 'string') {

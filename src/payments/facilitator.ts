@@ -19,7 +19,7 @@ import type { SettleResponse, VerifyResponse } from '@x402/core/types';
 export type { FacilitatorClient };
 
 /** Per-request deadline of the production client (verify and settle each). */
-export const FACILITATOR_TIMEOUT_MS = 30_000;
+const FACILITATOR_TIMEOUT_MS = 30_000;
 
 export function createHttpFacilitator(url: string, timeoutMs: number = FACILITATOR_TIMEOUT_MS): FacilitatorClient {
   return new HTTPFacilitatorClient({ url, timeoutMs });
@@ -56,7 +56,7 @@ function errorCodes(err: unknown): string[] {
 }
 
 /** How sure we are that a failed facilitator call never reached it. */
-export function classifyFacilitatorError(err: unknown): FacilitatorFailure {
+function classifyFacilitatorError(err: unknown): FacilitatorFailure {
   if (err instanceof FacilitatorTimeoutError) return 'unknown';
   const codes = errorCodes(err);
   if (codes.length > 0 && codes.every((c) => NOT_SENT_CODES.has(c))) return 'not_sent';

@@ -36,16 +36,18 @@
  *       taken over atomically and settled; otherwise the reconciliation job (reconcile.ts) settles
  *       the claim from the chain and the retry is then served from its receipt.
  *
- * Every answer leaves through one place (`finish`), where the outcome of the paid request is known
- * (the `onOutcome` option). Amounts are base-unit strings compared as bigint; no float touches a price.
+ * `handle` runs these steps as named functions (readPayment, replayReceipt, checkLocally,
+ * refuseKnownClaim, verify, settle, runAndStore); every answer leaves through one place (`finish`),
+ * where the outcome of the paid request is recorded. The paywall knows no web framework: it takes a
+ * `PaidRequest` (a standard Request plus the routed parameters) and returns `{status, headers,
+ * body}`; the HTTP door mounts it (src/doors/http/routes/reputation.ts). Its SQL is in
+ * src/store/payments.ts. Amounts are base-unit strings compared as bigint; no float touches a price.
  */
 import { createHash } from 'node:crypto';
-import type { Context } from 'hono';
 import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import { z } from 'zod';
-import type { App, AppContext, AppEnv } from '../doors/http/context.js';
-import type { PaidHandler, RawPaidRequest } from '../doors/http/paid-handlers.js';
+import type { PaidContext, PaidHandler, RawPaidRequest } from '../paid/handler.js';
 import { buildChallenge, canonicalResource, paymentRequirements, type QuoteConfig } from './challenge.js';
 import { requirementMismatch, signatureRejection, timeWindowRejection } from './exact-checks.js';
 import {
@@ -59,12 +61,23 @@ import {
 import { PRICE_TIERS, tierById, type PriceTier } from './pricing.js';
 import { logger } from '../log.js';
 import { recordPayment, type PaymentOutcome } from '../metrics.js';
+import {
+  claimAuthorization,
+  findClaim,
+  findReceipt,
+  leaseReceiptRun,
+  markClaimUnknown,
+  recordSettlement,
+  releaseClaim,
+  storeReceiptAnswer,
+  type ClaimKey,
+} from '../store/payments.js';
 
 /** Largest accepted payment header (a real EIP-3009 payload is well under 2 KiB). */
-export const MAX_PAYMENT_HEADER_BYTES = 16 * 1024;
-export const RETRY_AFTER_SECONDS = 5;
+const MAX_PAYMENT_HEADER_BYTES = 16 * 1024;
+const RETRY_AFTER_SECONDS = 5;
 /** Default of MAX_CONCURRENT_PAID_RUNS. */
-export const DEFAULT_MAX_CONCURRENT_PAID_RUNS = 16;
+const DEFAULT_MAX_CONCURRENT_PAID_RUNS = 16;
 /** A receipt whose answer is being computed by another request is left to it for this long. */
 const ANSWER_LEASE_SECONDS = 60;
 
@@ -113,8 +126,8 @@ const METRIC_OF_OUTCOME: Record<PaidOutcome, [PaymentOutcome, boolean]> = {
   reused: ['reused', false],
 };
 
-/** How one metered request ended (one value per answer; see `PaywallOptions.onOutcome`). */
-export type PaidOutcome =
+/** How one metered request ended (one value per answer, recorded in the payment metrics). */
+type PaidOutcome =
   | 'not_configured'
   | 'conflicting_headers'
   | 'challenged'
@@ -125,26 +138,56 @@ export type PaidOutcome =
   | 'paid'
   | 'reused';
 
-export interface PaidOutcomeEvent {
-  outcome: PaidOutcome;
-  /** Pricing tier id. */
-  tier: string;
-  /** Canonical resource (`GET /path?query`). */
-  resource: string;
-  /** HTTP status answered. */
-  status: number;
-  /** The `error` code of a rejection or refusal (402/400/503). */
-  error?: string;
+/** What the paywall needs: the paid handlers' context, plus an optional facilitator (tests inject one). */
+export interface PaywallContext extends PaidContext {
+  facilitator?: FacilitatorClient;
 }
 
-export interface PaywallOptions {
-  /** Called once per metered request with its final outcome (metrics, logs). Must not throw. */
-  onOutcome?: (event: PaidOutcomeEvent) => void;
+/** One metered request, as the door received it (no web framework: the door builds it). */
+export interface PaidRequest {
+  /** The request (method, URL, headers); its payment outcome is noted on it for the access log. */
+  request: Request;
+  /** Path parameters as routed, not yet validated. */
+  params: Record<string, string>;
+  /** Query parameters as received; repeated keys keep every value. */
+  query: Record<string, string[]>;
+}
+
+/** The answer to one metered request: the door sends these bytes as they are. */
+export interface PaidResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface Paywall {
   /** Answers one metered request end to end (challenge, payment, handler). */
-  handle<I>(c: Context<AppEnv>, handler: PaidHandler<I>): Promise<Response>;
+  handle<I>(req: PaidRequest, handler: PaidHandler<I>): Promise<PaidResponse>;
+}
+
+/** The decoded payment of one request and the keys it is stored under. */
+interface Presented {
+  header: string;
+  decoded: DecodedPayment;
+  receiptKey: string;
+}
+
+/** A payment that passed the local checks: the requirement it pays and its claim key. */
+interface Checked extends Presented {
+  requirement: PaymentRequirements;
+  claimKey: ClaimKey;
+}
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+/** The payment metric of a final outcome, noted on the request too (the access log reads it). */
+function record(request: Request, outcome: PaidOutcome, error?: string): void {
+  const [metric, code] = METRIC_OF_OUTCOME[outcome];
+  recordPayment(metric, code ? (error ?? outcome) : undefined, { req: { raw: request } });
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): PaidResponse {
+  return { status, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
 }
 
 function sha256(s: string): string {
@@ -155,19 +198,31 @@ function sha256(s: string): string {
  * The payment header of a request: `X-PAYMENT` (contract) or x402 v2 `PAYMENT-SIGNATURE`; both with
  * different values is a conflict (never guess which one the client meant).
  */
-function paymentHeader(c: Context): { header?: string; conflict: boolean } {
-  const norm = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim());
-  const x = norm(c.req.header('x-payment'));
-  const s = norm(c.req.header('payment-signature'));
+function paymentHeader(request: Request): { header?: string; conflict: boolean } {
+  const norm = (v: string | null) => (v === null || v.trim() === '' ? undefined : v.trim());
+  const x = norm(request.headers.get('x-payment'));
+  const s = norm(request.headers.get('payment-signature'));
   if (x !== undefined && s !== undefined && x !== s) return { conflict: true };
   return { header: x ?? s, conflict: false };
 }
 
-function rawRequest(c: Context): RawPaidRequest {
-  return { params: { ...c.req.param() } as Record<string, string>, query: c.req.queries() ?? {} };
+/** The decoded payload, or why it is not one (never a 500 for hostile input). */
+function decodePayment(
+  header: string,
+): { ok: true; decoded: DecodedPayment } | { ok: false; reason: string } {
+  if (header.length > MAX_PAYMENT_HEADER_BYTES)
+    return { ok: false, reason: 'the payment header is too large' };
+  try {
+    const parsed = paymentPayloadSchema.safeParse(decodePaymentSignatureHeader(header));
+    if (!parsed.success)
+      return { ok: false, reason: 'the payment header is not an x402 v2 exact EIP-3009 payload' };
+    return { ok: true, decoded: parsed.data };
+  } catch {
+    return { ok: false, reason: 'the payment header is not base64-encoded JSON' };
+  }
 }
 
-export function facilitatorUnavailableBody(message?: string) {
+function facilitatorUnavailableBody(message?: string) {
   return {
     error: 'facilitator_unavailable',
     message:
@@ -178,7 +233,7 @@ export function facilitatorUnavailableBody(message?: string) {
   };
 }
 
-export function paidCapacityBody() {
+function paidCapacityBody() {
   return {
     error: 'paid_capacity_exhausted',
     message:
@@ -188,7 +243,7 @@ export function paidCapacityBody() {
   };
 }
 
-export function conflictingHeadersBody() {
+function conflictingHeadersBody() {
   return {
     error: 'conflicting_payment_headers',
     message:
@@ -207,7 +262,7 @@ export function paymentsNotConfiguredBody() {
 }
 
 /** The x402 settle response of a settled payment, as the base64 `PAYMENT-RESPONSE` header value. */
-export function paymentResponseHeader(s: { transaction: string; network: string; payer: string | null }): string {
+function paymentResponseHeader(s: { transaction: string; network: string; payer: string | null }): string {
   const response: SettleResponse = {
     success: true,
     transaction: s.transaction,
@@ -217,19 +272,10 @@ export function paymentResponseHeader(s: { transaction: string; network: string;
   return encodePaymentResponseHeader(response);
 }
 
-/** Paid runs in flight, per application context (every paywall of one process shares it). */
-const inFlight = new WeakMap<AppContext, { active: number }>();
+/** Paid runs in flight, per context (every paywall of one process shares it). */
+const inFlight = new WeakMap<PaywallContext, { active: number }>();
 
-interface ReceiptRow {
-  resource: string;
-  settlement_tx: string;
-  network: string;
-  payer: string;
-  body: string | null;
-  body_status: number | null;
-}
-
-export function createPaywall(ctx: AppContext, options: PaywallOptions = {}): Paywall {
+export function createPaywall(ctx: PaywallContext): Paywall {
   let httpFacilitator: FacilitatorClient | null = null;
   const facilitator = (): FacilitatorClient =>
     ctx.facilitator ?? (httpFacilitator ??= createHttpFacilitator(ctx.config.facilitatorUrl));
@@ -237,274 +283,370 @@ export function createPaywall(ctx: AppContext, options: PaywallOptions = {}): Pa
   if (!slots) inFlight.set(ctx, (slots = { active: 0 }));
   const capacity = slots;
 
-  async function handle<I>(c: Context<AppEnv>, handler: PaidHandler<I>): Promise<Response> {
-    const url = new URL(c.req.url);
-    const resource = canonicalResource(c.req.method, url);
+  /**
+   * One metered request: the steps below, in the contract's order. Each step answers (a
+   * PaidResponse) or hands what it learned to the next one.
+   */
+  async function handle<I>(req: PaidRequest, handler: PaidHandler<I>): Promise<PaidResponse> {
+    const url = new URL(req.request.url);
+    const resource = canonicalResource(req.request.method, url);
     const query: Record<string, string> = {};
     for (const [k, v] of url.searchParams) if (!(k in query)) query[k] = v;
     // The tier: the handler's own, or its conditional sibling selected by the query
     // (?snapshot=true turns wallet-lookup into wallet-snapshot).
     const tier = selectTier(handler.tier, query);
-    let outcome: PaidOutcome = 'rejected';
-    let error: string | undefined;
-    const res = await answer(c, handler, tier, resource, (o, e) => {
-      outcome = o;
-      error = e;
-      const [metric, code] = METRIC_OF_OUTCOME[o];
-      recordPayment(metric, code ? (e ?? o) : undefined, c);
-    });
-    if (options.onOutcome) {
-      try {
-        options.onOutcome({ outcome, tier: tier.id, resource, status: res.status, ...(error ? { error } : {}) });
-      } catch {
-        // an observer never breaks an answer
-      }
+    const treasury = ctx.config.treasuryAddress;
+    if (!treasury) {
+      record(req.request, 'not_configured', 'payments_not_configured');
+      return json(503, paymentsNotConfiguredBody(), NO_STORE);
     }
-    return res;
+    const a = attempt(req, handler, tier, resource, treasury);
+
+    const presented = await readPayment(a);
+    if (!('receiptKey' in presented)) return presented;
+    const replay = await replayReceipt(a, presented);
+    if (replay) return replay;
+    const checked = await checkLocally(a, presented);
+    if (!('claimKey' in checked)) return checked;
+    const known = await refuseKnownClaim(a, checked);
+    if (known) return known;
+
+    // Capacity: refuse before anything is verified or settled.
+    const max = ctx.config.maxConcurrentPaidRuns ?? DEFAULT_MAX_CONCURRENT_PAID_RUNS;
+    if (capacity.active >= max) {
+      return a.finish(
+        'busy',
+        json(503, paidCapacityBody(), { 'Retry-After': String(RETRY_AFTER_SECONDS), ...NO_STORE }),
+        'paid_capacity_exhausted',
+      );
+    }
+    capacity.active += 1;
+    try {
+      return await verifySettleAndRun(a, checked);
+    } finally {
+      capacity.active -= 1;
+    }
   }
 
-  async function answer<I>(
-    c: Context<AppEnv>,
+  /** The per-request state and the answers every step may give (each records its outcome once). */
+  function attempt<I>(
+    req: PaidRequest,
     handler: PaidHandler<I>,
     tier: PriceTier,
     resource: string,
-    finish: (outcome: PaidOutcome, error?: string) => void,
-  ): Promise<Response> {
-    const treasury = ctx.config.treasuryAddress;
-    if (!treasury) {
-      finish('not_configured', 'payments_not_configured');
-      return c.json(paymentsNotConfiguredBody(), 503, { 'Cache-Control': 'no-store' });
-    }
-    const raw = rawRequest(c);
+    treasury: string,
+  ) {
     const quote: QuoteConfig = {
       treasuryAddress: treasury,
       facilitatorUrl: ctx.config.facilitatorUrl,
       paymentAssetOverrides: ctx.config.paymentAssetOverrides,
     };
-    const reject = (code: string, reason: string, retry?: { nextAction: string; afterSeconds: number }): Response => {
-      finish('rejected', code);
-      const ch = buildChallenge({
-        tier,
-        resource,
-        config: quote,
-        params: raw.params,
-        error: code,
-        reason,
-        ...(retry ? { retryable: true, nextAction: retry.nextAction } : {}),
-      });
-      return c.json(ch.body, 402, retry ? { ...ch.headers, 'Retry-After': String(retry.afterSeconds) } : ch.headers);
+    const raw: RawPaidRequest = { params: req.params, query: req.query };
+    const a = {
+      req,
+      raw,
+      handler,
+      tier,
+      resource,
+      quote,
+      now: ctx.now(),
+      /** Every answer leaves through here: the outcome is recorded once, with the answer. */
+      finish(outcome: PaidOutcome, res: PaidResponse, error?: string): PaidResponse {
+        record(req.request, outcome, error);
+        return res;
+      },
+      verified(): void {
+        recordPayment('verified', undefined, { req: { raw: req.request } });
+      },
+      /** 402: a fresh challenge carrying why this payment was refused. */
+      reject(
+        code: string,
+        reason: string,
+        retry?: { nextAction: string; afterSeconds: number },
+      ): PaidResponse {
+        const ch = buildChallenge({
+          tier,
+          resource,
+          config: quote,
+          params: raw.params,
+          error: code,
+          reason,
+          ...(retry ? { retryable: true, nextAction: retry.nextAction } : {}),
+        });
+        const headers = retry ? { ...ch.headers, 'Retry-After': String(retry.afterSeconds) } : ch.headers;
+        return a.finish('rejected', json(402, ch.body, headers), code);
+      },
+      /** 503 `facilitator_unavailable`: nothing was consumed, retry the same header. */
+      unavailable(): PaidResponse {
+        return a.finish(
+          'unavailable',
+          json(503, facilitatorUnavailableBody(), {
+            'Retry-After': String(RETRY_AFTER_SECONDS),
+            ...NO_STORE,
+          }),
+          'facilitator_unavailable',
+        );
+      },
+      /** The handler's 404/422, answered as is (nothing settled). */
+      refused(status: 404 | 422, body: unknown): PaidResponse {
+        return a.finish('invalid_input', json(status, body));
+      },
+      /** A paid answer: the exact bytes, with the receipt and the x402 settlement headers. */
+      paidAnswer(
+        text: string,
+        status: number,
+        s: { transaction: string; network: string; payer: string | null },
+        reused: boolean,
+      ): PaidResponse {
+        const settlement = paymentResponseHeader(s);
+        return a.finish(reused ? 'reused' : 'paid', {
+          status,
+          body: text,
+          headers: {
+            'Content-Type': 'application/json',
+            'X-Payment-Receipt': s.transaction,
+            'X-Payment-Reused': reused ? 'true' : 'false',
+            'PAYMENT-RESPONSE': settlement,
+            'X-PAYMENT-RESPONSE': settlement,
+            'Access-Control-Expose-Headers':
+              'PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Payment-Receipt, X-Payment-Reused',
+            ...NO_STORE,
+          },
+        });
+      },
     };
-    const unavailable = (): Response => {
-      finish('unavailable', 'facilitator_unavailable');
-      return c.json(facilitatorUnavailableBody(), 503, { 'Retry-After': String(RETRY_AFTER_SECONDS), 'Cache-Control': 'no-store' });
-    };
-    const refused = (status: 404 | 422, body: unknown): Response => {
-      finish('invalid_input');
-      return c.json(body as object, status);
-    };
-    /** A paid answer: the exact bytes, with the receipt and the x402 settlement headers. */
-    const paidAnswer = (
-      text: string,
-      status: number,
-      s: { transaction: string; network: string; payer: string | null },
-      reused: boolean,
-    ): Response => {
-      finish(reused ? 'reused' : 'paid');
-      const settlement = paymentResponseHeader(s);
-      return c.body(text, status as 200, {
-        'Content-Type': 'application/json',
-        'X-Payment-Receipt': s.transaction,
-        'X-Payment-Reused': reused ? 'true' : 'false',
-        'PAYMENT-RESPONSE': settlement,
-        'X-PAYMENT-RESPONSE': settlement,
-        'Access-Control-Expose-Headers': 'PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Payment-Receipt, X-Payment-Reused',
-        'Cache-Control': 'no-store',
-      });
-    };
+    return a;
+  }
+  type Attempt = ReturnType<typeof attempt>;
 
-    const { header, conflict } = paymentHeader(c);
+  /** Steps 2–4: the payment header → conflict (400), none (402 challenge), undecodable (402), or decoded. */
+  async function readPayment(a: Attempt): Promise<Presented | PaidResponse> {
+    const { header, conflict } = paymentHeader(a.req.request);
     if (conflict) {
-      finish('conflicting_headers', 'conflicting_payment_headers');
-      return c.json(conflictingHeadersBody(), 400, { 'Cache-Control': 'no-store' });
+      return a.finish(
+        'conflicting_headers',
+        json(400, conflictingHeadersBody(), NO_STORE),
+        'conflicting_payment_headers',
+      );
     }
     if (header === undefined) {
-      finish('challenged', 'payment_required');
-      const ch = buildChallenge({ tier, resource, config: quote, params: raw.params });
-      return c.json(ch.body, 402, ch.headers);
+      const ch = buildChallenge({
+        tier: a.tier,
+        resource: a.resource,
+        config: a.quote,
+        params: a.raw.params,
+      });
+      return a.finish('challenged', json(402, ch.body, ch.headers), 'payment_required');
     }
+    const d = decodePayment(header);
+    if (!d.ok) return a.reject('invalid_payment_header', d.reason);
+    return { header, decoded: d.decoded, receiptKey: sha256(`${header}\n${a.resource}`) };
+  }
 
-    // ---- decode (never a 500 for hostile input)
-    if (header.length > MAX_PAYMENT_HEADER_BYTES) return reject('invalid_payment_header', 'the payment header is too large');
-    let decoded: DecodedPayment;
-    try {
-      const parsed = paymentPayloadSchema.safeParse(decodePaymentSignatureHeader(header));
-      if (!parsed.success) {
-        return reject('invalid_payment_header', 'the payment header is not an x402 v2 exact EIP-3009 payload');
-      }
-      decoded = parsed.data;
-    } catch {
-      return reject('invalid_payment_header', 'the payment header is not base64-encoded JSON');
-    }
-
-    const now = ctx.now();
-    const receiptKey = sha256(`${header}\n${resource}`);
-
-    // ---- receipt reuse: the same header for the byte-identical resource, unexpired
-    const receipts = await ctx.db.query<ReceiptRow & Record<string, unknown>>(
-      `SELECT resource, settlement_tx, network, payer, body, body_status
-         FROM payment_receipts WHERE receipt_key = $1 AND expires_at > $2`,
-      [receiptKey, now],
-    );
-    const receipt = receipts[0];
-    if (receipt && receipt.resource === resource) {
-      const settlement = { transaction: receipt.settlement_tx, network: receipt.network, payer: receipt.payer };
-      if (receipt.body !== null) return paidAnswer(receipt.body, Number(receipt.body_status ?? 200), settlement, true);
-      // Paid, but its answer was never stored (the paid run failed after settling): compute it
-      // once, under a lease, so concurrent replays never run it twice.
-      const leased = await ctx.db.query(
-        `UPDATE payment_receipts SET run_started_at = $2
-          WHERE receipt_key = $1 AND body IS NULL AND (run_started_at IS NULL OR run_started_at < $3) RETURNING receipt_key`,
-        [receiptKey, now, new Date(now.getTime() - ANSWER_LEASE_SECONDS * 1000)],
-      );
-      if (leased.length === 0) {
-        return reject('payment_in_flight', 'the answer paid by this authorization is being computed by another request right now', {
+  /** Step 5: the same header for the byte-identical resource, unexpired → the stored answer. */
+  async function replayReceipt(a: Attempt, p: Presented): Promise<PaidResponse | null> {
+    const receipt = await findReceipt(ctx.db, p.receiptKey, a.now);
+    if (!receipt || receipt.resource !== a.resource) return null;
+    const settlement = { transaction: receipt.settlement_tx, network: receipt.network, payer: receipt.payer };
+    if (receipt.body !== null)
+      return a.paidAnswer(receipt.body, Number(receipt.body_status ?? 200), settlement, true);
+    // Paid, but its answer was never stored (the paid run failed after settling): compute it
+    // once, under a lease, so concurrent replays never run it twice.
+    const staleBefore = new Date(a.now.getTime() - ANSWER_LEASE_SECONDS * 1000);
+    if (!(await leaseReceiptRun(ctx.db, p.receiptKey, a.now, staleBefore))) {
+      return a.reject(
+        'payment_in_flight',
+        'the answer paid by this authorization is being computed by another request right now',
+        {
           nextAction:
             'Retry the identical request with the SAME X-PAYMENT after Retry-After: the paid answer is being prepared and will be served from its receipt; never re-sign meanwhile.',
           afterSeconds: RETRY_AFTER_SECONDS,
-        });
-      }
-      const v = await handler.validate(ctx, raw);
-      if (!v.ok) return refused(v.status, v.body);
-      const out = await runAndStore(handler, v.input, receiptKey, receipt.settlement_tx);
-      return paidAnswer(out.text, out.status, settlement, true);
+        },
+      );
     }
+    const v = await a.handler.validate(ctx, a.raw);
+    if (!v.ok) return a.refused(v.status, v.body);
+    const out = await runAndStore(a.handler, v.input, p.receiptKey, receipt.settlement_tx);
+    return a.paidAnswer(out.text, out.status, settlement, true);
+  }
 
-    // ---- local checks: requirement, resource, time window, signature (no network)
+  /** Step 6: requirement, resource, time window, signature; no network. */
+  async function checkLocally(a: Attempt, p: Presented): Promise<Checked | PaidResponse> {
+    const { decoded } = p;
     const auth = decoded.payload.authorization;
-    const requirement = paymentRequirements(tier, quote).find((r) => r.network === decoded.accepted.network);
+    const requirement = paymentRequirements(a.tier, a.quote).find(
+      (r) => r.network === decoded.accepted.network,
+    );
     if (!requirement) {
-      return reject('payment_requirements_mismatch', `network ${JSON.stringify(decoded.accepted.network).slice(0, 80)} is not offered`);
+      return a.reject(
+        'payment_requirements_mismatch',
+        `network ${JSON.stringify(decoded.accepted.network).slice(0, 80)} is not offered`,
+      );
     }
     const local =
-      requirementMismatch(decoded, requirement, resource) ??
-      timeWindowRejection(auth, now) ??
+      requirementMismatch(decoded, requirement, a.resource) ??
+      timeWindowRejection(auth, a.now) ??
       (await signatureRejection(decoded, requirement));
-    if (local) return reject(local.error, local.reason);
+    if (local) return a.reject(local.error, local.reason);
+    return {
+      ...p,
+      requirement,
+      claimKey: [requirement.network, auth.from.toLowerCase(), auth.nonce.toLowerCase()],
+    };
+  }
 
-    const claimKey = [requirement.network, auth.from.toLowerCase(), auth.nonce.toLowerCase()] as const;
-
-    // ---- an authorization we already know
-    const claims = await ctx.db.query<{ status: string; resource: string }>(
-      'SELECT status, resource FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3',
-      [...claimKey],
-    );
-    const known = claims[0];
-    if (known) {
-      if (known.resource !== resource) {
-        return reject('payment_resource_mismatch', 'this authorization was presented for a different resource; a receipt never unlocks another resource');
-      }
-      if (known.status === 'settling') {
-        return reject('payment_in_flight', 'this authorization is being settled by another request right now', {
+  /** Step 7: an authorization already claimed → refused, unless its settle outcome is unknown. */
+  async function refuseKnownClaim(a: Attempt, p: Checked): Promise<PaidResponse | null> {
+    const known = await findClaim(ctx.db, p.claimKey);
+    if (!known) return null;
+    if (known.resource !== a.resource) {
+      return a.reject(
+        'payment_resource_mismatch',
+        'this authorization was presented for a different resource; a receipt never unlocks another resource',
+      );
+    }
+    if (known.status === 'settling') {
+      return a.reject(
+        'payment_in_flight',
+        'this authorization is being settled by another request right now',
+        {
           nextAction:
             'Another request is settling this very authorization for this resource. Retry the identical request with the SAME X-PAYMENT after Retry-After: once it has settled, its receipt serves this resource; never re-sign meanwhile.',
           afterSeconds: RETRY_AFTER_SECONDS,
-        });
-      }
-      if (known.status !== 'settling-unknown') {
-        return reject('payment_already_used', 'this authorization has already paid one call and its receipt is no longer reusable');
-      }
+        },
+      );
     }
+    if (known.status !== 'settling-unknown') {
+      return a.reject(
+        'payment_already_used',
+        'this authorization has already paid one call and its receipt is no longer reusable',
+      );
+    }
+    return null;
+  }
 
-    // ---- capacity: refuse before anything is verified or settled
-    const max = ctx.config.maxConcurrentPaidRuns ?? DEFAULT_MAX_CONCURRENT_PAID_RUNS;
-    if (capacity.active >= max) {
-      finish('busy', 'paid_capacity_exhausted');
-      return c.json(paidCapacityBody(), 503, { 'Retry-After': String(RETRY_AFTER_SECONDS), 'Cache-Control': 'no-store' });
-    }
-    capacity.active += 1;
+  /** Steps 9–12: verify, validate (a refused input consumes nothing), claim, settle, run, store. */
+  async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse> {
+    const { decoded, requirement, claimKey, receiptKey } = p;
+    const payload: PaymentPayload = {
+      x402Version: decoded.x402Version,
+      accepted: decoded.accepted as PaymentRequirements,
+      payload: decoded.payload,
+      ...(decoded.extensions ? { extensions: decoded.extensions } : {}),
+    };
+    const verifiedOrRefused = await verify(a, payload, requirement);
+    if (verifiedOrRefused) return verifiedOrRefused;
+
+    const v = await a.handler.validate(ctx, a.raw);
+    if (!v.ok) return a.refused(v.status, v.body);
+
+    const auth = decoded.payload.authorization;
+    const claimed = await claimAuthorization(ctx.db, claimKey, {
+      resource: a.resource,
+      amount: requirement.amount,
+      receiptKey,
+      validBefore: auth.validBefore,
+    });
+    if (!claimed)
+      return a.reject('payment_already_used', 'this authorization has already been used for a call');
+
+    const settled = await settle(a, payload, requirement, claimKey);
+    if (!('transaction' in settled)) return settled;
+
+    const tx = settled.transaction;
+    const payer = (settled.payer ?? auth.from).toLowerCase();
     try {
-      return await settleAndRun();
-    } finally {
-      capacity.active -= 1;
+      await recordSettlement(ctx.db, {
+        claimKey,
+        receiptKey,
+        resource: a.resource,
+        amount: requirement.amount,
+        tx,
+        payer,
+        expires: new Date(a.now.getTime() + ctx.config.receiptReuseSeconds * 1000),
+        runStartedAt: a.now,
+      });
+    } catch (err) {
+      // Paid on chain: the answer is owed even when the bookkeeping failed.
+      logger('paywall').error({ err, tx }, 'settled but could not record the settlement');
     }
+    const out = await runAndStore(a.handler, v.input, receiptKey, tx);
+    return a.paidAnswer(
+      out.text,
+      out.status,
+      { transaction: tx, network: requirement.network, payer },
+      false,
+    );
+  }
 
-    async function settleAndRun(): Promise<Response> {
-      // ---- verify (stateless at the facilitator)
-      const payload: PaymentPayload = {
-        x402Version: decoded.x402Version,
-        accepted: decoded.accepted as PaymentRequirements,
-        payload: decoded.payload,
-        ...(decoded.extensions ? { extensions: decoded.extensions } : {}),
-      };
-      const req = requirement!;
-      let verified;
-      try {
-        verified = await callVerify(facilitator(), payload, req);
-      } catch (err) {
-        if (err instanceof FacilitatorUnavailableError) return unavailable();
-        throw err;
-      }
-      if (!verified.isValid) {
-        return reject(
-          safeCode(verified.invalidReason, 'payment_invalid'),
-          verified.invalidMessage?.slice(0, 300) ?? `the facilitator refused this authorization (${verified.invalidReason ?? 'no reason given'})`.slice(0, 300),
-        );
-      }
-
-      recordPayment('verified', undefined, c);
-
-      // ---- validate BEFORE settling: a refused input consumes nothing
-      const v = await handler.validate(ctx, raw);
-      if (!v.ok) return refused(v.status, v.body);
-
-      // ---- claim atomically, then settle
-      const claimed = await claim(ctx, claimKey, resource, req.amount, receiptKey, auth.validBefore);
-      if (!claimed) return reject('payment_already_used', 'this authorization has already been used for a call');
-
-      let settled;
-      try {
-        settled = await callSettle(facilitator(), payload, req);
-      } catch (err) {
-        if (err instanceof FacilitatorUnavailableError) {
-          if (err.failure === 'not_sent') await releaseClaim(ctx, claimKey);
-          else await markUnknown(ctx, claimKey);
-          return unavailable();
-        }
-        await markUnknown(ctx, claimKey);
-        throw err;
-      }
-      if (!settled.success) {
-        if (SETTLE_UNKNOWN_REASONS.has(settled.errorReason ?? '')) {
-          await markUnknown(ctx, claimKey, settled.transaction || null);
-          return unavailable();
-        }
-        await releaseClaim(ctx, claimKey);
-        return reject(
-          safeCode(settled.errorReason, 'settlement_failed'),
-          settled.errorMessage?.slice(0, 300) ?? `the settlement failed (${settled.errorReason ?? 'no reason given'}); nothing was charged`.slice(0, 300),
-        );
-      }
-
-      const tx = settled.transaction;
-      const payer = (settled.payer ?? auth.from).toLowerCase();
-      try {
-        await recordSettlement(ctx, {
-          claimKey,
-          receiptKey,
-          resource,
-          amount: req.amount,
-          tx,
-          payer,
-          expires: new Date(now.getTime() + ctx.config.receiptReuseSeconds * 1000),
-          runStartedAt: now,
-        });
-      } catch (err) {
-        // Paid on chain: the answer is owed even when the bookkeeping failed.
-        logger('paywall').error({ err, tx }, 'settled but could not record the settlement');
-      }
-      const out = await runAndStore(handler, v.input, receiptKey, tx);
-      return paidAnswer(out.text, out.status, { transaction: tx, network: req.network, payer }, false);
+  /** Step 9: facilitator verify → null when valid; invalid: 402 with its reason; unreachable: 503. */
+  async function verify(
+    a: Attempt,
+    payload: PaymentPayload,
+    requirement: PaymentRequirements,
+  ): Promise<PaidResponse | null> {
+    let verified;
+    try {
+      verified = await callVerify(facilitator(), payload, requirement);
+    } catch (err) {
+      if (err instanceof FacilitatorUnavailableError) return a.unavailable();
+      throw err;
     }
+    if (!verified.isValid) {
+      return a.reject(
+        safeCode(verified.invalidReason, 'payment_invalid'),
+        verified.invalidMessage?.slice(0, 300) ??
+          `the facilitator refused this authorization (${verified.invalidReason ?? 'no reason given'})`.slice(
+            0,
+            300,
+          ),
+      );
+    }
+    a.verified();
+    return null;
+  }
+
+  /**
+   * Step 12: facilitator settle of a claimed authorization → the settle response on success;
+   * otherwise the claim is released (failed, or never sent) or kept as `settling-unknown`.
+   */
+  async function settle(
+    a: Attempt,
+    payload: PaymentPayload,
+    requirement: PaymentRequirements,
+    claimKey: ClaimKey,
+  ): Promise<SettleResponse | PaidResponse> {
+    let settled;
+    try {
+      settled = await callSettle(facilitator(), payload, requirement);
+    } catch (err) {
+      if (err instanceof FacilitatorUnavailableError) {
+        if (err.failure === 'not_sent') await releaseClaim(ctx.db, claimKey);
+        else await markUnknown(claimKey);
+        return a.unavailable();
+      }
+      await markUnknown(claimKey);
+      throw err;
+    }
+    if (settled.success) return settled;
+    if (SETTLE_UNKNOWN_REASONS.has(settled.errorReason ?? '')) {
+      await markUnknown(claimKey, settled.transaction || null);
+      return a.unavailable();
+    }
+    await releaseClaim(ctx.db, claimKey);
+    return a.reject(
+      safeCode(settled.errorReason, 'settlement_failed'),
+      settled.errorMessage?.slice(0, 300) ??
+        `the settlement failed (${settled.errorReason ?? 'no reason given'}); nothing was charged`.slice(
+          0,
+          300,
+        ),
+    );
+  }
+
+  async function markUnknown(key: ClaimKey, tx: string | null = null): Promise<void> {
+    recordPayment('settling_unknown');
+    await markClaimUnknown(ctx.db, key, tx);
   }
 
   /**
@@ -520,17 +662,8 @@ export function createPaywall(ctx: AppContext, options: PaywallOptions = {}): Pa
     const out = await handler.run(ctx, input, { receipt: tx });
     const text = JSON.stringify(out.body);
     try {
-      const stored = await ctx.db.query(
-        'UPDATE payment_receipts SET body = $2, body_status = $3 WHERE receipt_key = $1 AND body IS NULL RETURNING receipt_key',
-        [receiptKey, text, out.status],
-      );
-      if (stored.length === 0) {
-        const [r] = await ctx.db.query<{ body: string | null; body_status: number | null }>(
-          'SELECT body, body_status FROM payment_receipts WHERE receipt_key = $1',
-          [receiptKey],
-        );
-        if (r?.body != null) return { text: r.body, status: Number(r.body_status ?? 200) };
-      }
+      const earlier = await storeReceiptAnswer(ctx.db, receiptKey, text, out.status);
+      if (earlier) return earlier;
     } catch (err) {
       logger('paywall').error({ err, tx }, 'could not store the paid answer');
     }
@@ -559,105 +692,4 @@ function conditionalSiblings(base: PriceTier): PriceTier[] {
 /** A facilitator reason echoed as our error code only when it looks like one. */
 function safeCode(reason: string | undefined, fallback: string): string {
   return reason && /^[a-z0-9_]{1,64}$/i.test(reason) ? reason : fallback;
-}
-
-export type ClaimKey = readonly [string, string, string];
-
-async function claim(
-  ctx: AppContext,
-  key: ClaimKey,
-  resource: string,
-  amount: string,
-  receiptKey: string,
-  validBefore: string,
-): Promise<boolean> {
-  const inserted = await ctx.db.query(
-    `INSERT INTO payment_claims (network, payer, nonce, resource, amount, status, receipt_key, valid_before)
-     VALUES ($1, $2, $3, $4, $5, 'settling', $6, $7) ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING nonce`,
-    [...key, resource, amount, receiptKey, validBefore],
-  );
-  if (inserted.length > 0) return true;
-  // A claim left by a settle of unknown outcome FOR THIS RESOURCE: the facilitator has just
-  // verified the authorization as unused, so take it over (atomically: one retry wins).
-  const taken = await ctx.db.query(
-    `UPDATE payment_claims SET status = 'settling', receipt_key = $5, valid_before = $6, updated_at = now()
-     WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling-unknown' AND resource = $4 RETURNING nonce`,
-    [...key, resource, receiptKey, validBefore],
-  );
-  return taken.length > 0;
-}
-
-async function releaseClaim(ctx: AppContext, key: ClaimKey): Promise<void> {
-  await ctx.db.query(
-    "DELETE FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling'",
-    [...key],
-  );
-}
-
-async function markUnknown(ctx: AppContext, key: ClaimKey, tx: string | null = null): Promise<void> {
-  recordPayment('settling_unknown');
-  await ctx.db.query(
-    `UPDATE payment_claims SET status = 'settling-unknown', settlement_tx = COALESCE($4, settlement_tx), updated_at = now()
-     WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling'`,
-    [...key, tx],
-  );
-}
-
-/**
- * A settled authorization: the claim becomes `settled` and its receipt row is written (answer
- * bytes still empty), in one transaction. Also used by the reconciliation job.
- */
-export async function recordSettlement(
-  ctx: Pick<AppContext, 'db'>,
-  s: {
-    claimKey: ClaimKey;
-    receiptKey: string;
-    resource: string;
-    amount: string;
-    tx: string;
-    payer: string;
-    expires: Date;
-    runStartedAt: Date | null;
-  },
-): Promise<void> {
-  await ctx.db.transaction(async (q) => {
-    await q.query(
-      "UPDATE payment_claims SET status = 'settled', settlement_tx = $4, updated_at = now() WHERE network = $1 AND payer = $2 AND nonce = $3",
-      [...s.claimKey, s.tx],
-    );
-    await q.query(
-      `INSERT INTO payment_receipts (receipt_key, resource, network, payer, nonce, amount, settlement_tx, expires_at, run_started_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (receipt_key) DO NOTHING`,
-      [s.receiptKey, s.resource, s.claimKey[0], s.payer, s.claimKey[2], s.amount, s.tx, s.expires, s.runStartedAt],
-    );
-  });
-}
-
-// ------------------------------------------------------------------------------------------ mount
-
-export interface PaidRouteOptions<I> {
-  /** HTTP method (metered routes are GET; HEAD follows GET in Hono). */
-  method?: 'GET';
-  /** OpenAPI-style path, e.g. `/reputation/wallet/{wallet}` (also served under /v1). */
-  path: string;
-  handler: PaidHandler<I>;
-  /**
-   * Optional OpenAPI operation (summary, description, tags, responses, …) registered for the
-   * document only: the paywall, not zod, sees the request first, so no request schema is enforced.
-   */
-  openapi?: Record<string, unknown>;
-}
-
-/** Mounts a PaidHandler behind the paywall on `app`. */
-export function registerPaidRoute<I>(app: App, ctx: AppContext, opts: PaidRouteOptions<I>, paywall: Paywall = createPaywall(ctx)): void {
-  const honoPath = opts.path.replace(/\{([^}]+)\}/g, ':$1');
-  if (opts.openapi) {
-    app.openAPIRegistry.registerPath({
-      responses: {},
-      ...opts.openapi,
-      method: 'get',
-      path: opts.path,
-    } as Parameters<App['openAPIRegistry']['registerPath']>[0]);
-  }
-  app.get(honoPath, (c) => paywall.handle(c, opts.handler));
 }

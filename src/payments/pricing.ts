@@ -9,13 +9,14 @@
  * subject.
  * Change a price or move the free/paid line, bump `PRICING_VERSION`.
  */
+import { METERED_ROUTES, pathPattern } from '../paid/index.js';
 
 /** Version of the whole table; rides in every 402 (`pricing.version`) and in `X-Pricing-Version`. */
 export const PRICING_VERSION = 'cost-tiered@5';
 /** Settlement currency of every tier. */
 export const CURRENCY = 'USDC';
 /** USDC has 6 decimals on every offered network: 10 000 base units are one cent. */
-export const USDC_DECIMALS = 6;
+const USDC_DECIMALS = 6;
 /** x402 challenge timeout (`maxTimeoutSeconds`) of the challenge and of each `accepts[]` entry. */
 export const MAX_TIMEOUT_SECONDS = 120;
 
@@ -123,78 +124,46 @@ function tier(t: TierInput): PriceTier {
   });
 }
 
-const WALLET_PREVIEW: FreePreview = {
-  endpoint: '/wallets/{wallet}/chains',
-  gives: 'the per-chain number for free: agent ids, final_score, total_reviews and distinct_raters per chain, and the global score',
-};
+/**
+ * The metered tiers, derived from METERED_ROUTES (src/paid/index.ts), where each metered route is
+ * declared once: its path pattern, prices, conditional tiers and free preview.
+ */
+const METERED_TIERS: readonly PriceTier[] = METERED_ROUTES.flatMap((r) =>
+  r.tiers.map((t) =>
+    tier({
+      id: t.id,
+      method: 'GET',
+      path: pathPattern(r.path),
+      price_usd: t.price_usd,
+      conditional: r.tiers.length > 1,
+      ...(t.when_query ? { when_query: t.when_query } : {}),
+      why: t.why,
+      free_preview: r.free_preview,
+    }),
+  ),
+);
 
 /**
  * Every route, one tier each (the wallet route has two, chosen by `?snapshot=true`). Free tiers
  * are listed so the free/paid line is legible from the table alone.
  */
 export const PRICE_TIERS: readonly PriceTier[] = Object.freeze([
-  // ------------------------------------------------------------------ metered
-  tier({
-    id: 'wallet-lookup',
-    method: 'GET',
-    path: '^/reputation/wallet/[^/]+$',
-    price_usd: '0.01',
-    conditional: true,
-    why: 'Decomposes one named wallet on request (per-chain scores, facets, self-rating gap, concentration, first and last rating): a query only you asked for.',
-    free_preview: WALLET_PREVIEW,
-  }),
-  tier({
-    id: 'wallet-snapshot',
-    method: 'GET',
-    path: '^/reputation/wallet/[^/]+$',
-    price_usd: '0.05',
-    conditional: true,
-    when_query: { snapshot: 'true' },
-    why: 'The same decomposition plus a durable receipt row (inputs_digest, policy_version) kept for you to cite: the only route that writes.',
-    free_preview: WALLET_PREVIEW,
-  }),
-  tier({
-    id: 'wallet-history',
-    method: 'GET',
-    path: '^/reputation/wallet/[^/]+/history$',
-    price_usd: '0.03',
-    why: 'Rebuilds one wallet\'s score bucket by bucket over on-chain time: a cumulative computation per point, for one subject.',
-    free_preview: WALLET_PREVIEW,
-  }),
-  tier({
-    id: 'agent-detail',
-    method: 'GET',
-    path: '^/reputation/agent/[^/]+/[^/]+$',
-    price_usd: '0.02',
-    why: 'Returns every rating one agent received, each with its transaction and revocation: the heaviest read of one subject.',
-    free_preview: {
-      endpoint: '/search/{agent_id}',
-      gives: 'where that id exists, one row per chain with its owner, final_score, total_reviews and distinct_raters',
-    },
-  }),
-  tier({
-    id: 'rater-profile',
-    method: 'GET',
-    path: '^/reputation/rater/[^/]+$',
-    price_usd: '0.01',
-    why: 'Decomposes what one wallet emitted as a rater (subjects, dispersion, revocations, roles): no aggregate serves it.',
-    // No free preview on purpose: the free routes describe subjects, never a rater's output.
-    free_preview: null,
-  }),
-  tier({
-    id: 'leaderboard-deep',
-    method: 'GET',
-    path: '^/leaderboard/page$',
-    price_usd: '0.01',
-    why: 'Pages past the free first page, widens it (limit up to 500) or filters it by declared type: a query shaped by you.',
-    free_preview: {
-      endpoint: '/leaderboard',
-      gives: 'the first 100 rows of the same ranking, free',
-    },
-  }),
+  ...METERED_TIERS,
   // ------------------------------------------------------------------ free
-  tier({ id: 'health', method: 'GET', path: '^/health$', price_usd: '0', why: 'Index size, scan coverage and the policies in force: one cached answer for everybody.' }),
-  tier({ id: 'pricing', method: 'GET', path: '^/pricing$', price_usd: '0', why: 'This table: static, never touches the database.' }),
+  tier({
+    id: 'health',
+    method: 'GET',
+    path: '^/health$',
+    price_usd: '0',
+    why: 'Index size, scan coverage and the policies in force: one cached answer for everybody.',
+  }),
+  tier({
+    id: 'pricing',
+    method: 'GET',
+    path: '^/pricing$',
+    price_usd: '0',
+    why: 'This table: static, never touches the database.',
+  }),
   tier({
     id: 'manifesto',
     method: 'GET',
@@ -202,7 +171,13 @@ export const PRICE_TIERS: readonly PriceTier[] = Object.freeze([
     price_usd: '0',
     why: 'Static principles and how to verify them: a document that charges to be verified is an advertisement.',
   }),
-  tier({ id: 'workflows', method: 'GET', path: '^/workflows\\.json$', price_usd: '0', why: 'Static list of agent workflows.' }),
+  tier({
+    id: 'workflows',
+    method: 'GET',
+    path: '^/workflows\\.json$',
+    price_usd: '0',
+    why: 'Static list of agent workflows.',
+  }),
   tier({
     id: 'search',
     method: 'GET',
@@ -224,8 +199,20 @@ export const PRICE_TIERS: readonly PriceTier[] = Object.freeze([
     price_usd: '0',
     why: 'Booleans and counts from the hourly aggregate, sized for sweeps: the service does not charge for saying there is nothing.',
   }),
-  tier({ id: 'chains', method: 'GET', path: '^/chains(/[^/]+)?$', price_usd: '0', why: 'Aggregates per chain, recomputed after each index pass.' }),
-  tier({ id: 'feed', method: 'GET', path: '^/feed$', price_usd: '0', why: 'The newest ratings, the same answer for everybody.' }),
+  tier({
+    id: 'chains',
+    method: 'GET',
+    path: '^/chains(/[^/]+)?$',
+    price_usd: '0',
+    why: 'Aggregates per chain, recomputed after each index pass.',
+  }),
+  tier({
+    id: 'feed',
+    method: 'GET',
+    path: '^/feed$',
+    price_usd: '0',
+    why: 'The newest ratings, the same answer for everybody.',
+  }),
   tier({
     id: 'leaderboard-shop-window',
     method: 'GET',
@@ -233,10 +220,34 @@ export const PRICE_TIERS: readonly PriceTier[] = Object.freeze([
     price_usd: '0',
     why: 'The first page of the ranking, precomputed after each index pass.',
   }),
-  tier({ id: 'stats-facets', method: 'GET', path: '^/stats/facets$', price_usd: '0', why: 'Index-wide aggregate.' }),
-  tier({ id: 'stats-types', method: 'GET', path: '^/stats/types$', price_usd: '0', why: 'Index-wide aggregate.' }),
-  tier({ id: 'stats-issuers', method: 'GET', path: '^/stats/issuers$', price_usd: '0', why: 'Index-wide aggregate.' }),
-  tier({ id: 'categories', method: 'GET', path: '^/categories$', price_usd: '0', why: 'Index-wide aggregate.' }),
+  tier({
+    id: 'stats-facets',
+    method: 'GET',
+    path: '^/stats/facets$',
+    price_usd: '0',
+    why: 'Index-wide aggregate.',
+  }),
+  tier({
+    id: 'stats-types',
+    method: 'GET',
+    path: '^/stats/types$',
+    price_usd: '0',
+    why: 'Index-wide aggregate.',
+  }),
+  tier({
+    id: 'stats-issuers',
+    method: 'GET',
+    path: '^/stats/issuers$',
+    price_usd: '0',
+    why: 'Index-wide aggregate.',
+  }),
+  tier({
+    id: 'categories',
+    method: 'GET',
+    path: '^/categories$',
+    price_usd: '0',
+    why: 'Index-wide aggregate.',
+  }),
   tier({
     id: 'badge',
     method: 'GET',
@@ -370,12 +381,15 @@ export function pricingCatalog(config: {
     pricing_version: PRICING_VERSION,
     currency: CURRENCY,
     networks: PAYMENT_NETWORKS.map((n) => n.network),
-    accepted_networks: PAYMENT_NETWORKS.map((n) => ({ ...n, asset: config.paymentAssetOverrides?.[n.network] ?? n.asset })),
+    accepted_networks: PAYMENT_NETWORKS.map((n) => ({
+      ...n,
+      asset: config.paymentAssetOverrides?.[n.network] ?? n.asset,
+    })),
     treasury: config.treasuryAddress,
     max_timeout_seconds: MAX_TIMEOUT_SECONDS,
     free_tier: FREE_TIER_SUMMARY,
     authority:
-      'The authoritative price of one call is the accepts[] of that call\'s own 402: the price can depend on the query string (?snapshot=true).',
+      "The authoritative price of one call is the accepts[] of that call's own 402: the price can depend on the query string (?snapshot=true).",
     tiers: PRICE_TIERS.map((t) => ({
       ...t,
       when_query: t.when_query ? { ...t.when_query } : null,

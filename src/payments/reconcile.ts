@@ -19,16 +19,35 @@
  * only kept for the reuse window). Runs periodically in `serve` (PAYMENT_RECONCILE_SECONDS) and
  * once with `repindex reconcile-payments`.
  */
-import { createPublicClient, getAddress, http, parseAbi, parseAbiItem, type Hex, type PublicClient } from 'viem';
+import {
+  createPublicClient,
+  getAddress,
+  http,
+  parseAbi,
+  parseAbiItem,
+  type Hex,
+  type PublicClient,
+} from 'viem';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { offeredNetworks } from './challenge.js';
 import { chainIdOf } from './exact-checks.js';
-import { recordSettlement, type ClaimKey } from './paywall.js';
+import {
+  dropExpiredAnswers,
+  recordSettlement,
+  releaseUnknownClaim,
+  settleUnknownClaim,
+  unknownClaims,
+  type ClaimKey,
+} from '../store/payments.js';
 import { logger } from '../log.js';
 
-const tokenAbi = parseAbi(['function authorizationState(address authorizer, bytes32 nonce) view returns (bool)']);
-const authorizationUsed = parseAbiItem('event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)');
+const tokenAbi = parseAbi([
+  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
+]);
+const authorizationUsed = parseAbiItem(
+  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
+);
 /** How far back (blocks) the settlement transaction is looked for. */
 const LOG_LOOKBACK_BLOCKS = 50_000n;
 
@@ -48,10 +67,15 @@ export interface AuthorizationState {
   tx: string | null;
 }
 
-export type AuthorizationReader = (q: { network: string; asset: string; payer: string; nonce: string }) => Promise<AuthorizationState>;
+export type AuthorizationReader = (q: {
+  network: string;
+  asset: string;
+  payer: string;
+  nonce: string;
+}) => Promise<AuthorizationState>;
 
 /** Reads `authorizationState` (and the `AuthorizationUsed` log) through the configured RPC of each network. */
-export function chainAuthorizationReader(config: Config): AuthorizationReader {
+function chainAuthorizationReader(config: Config): AuthorizationReader {
   const clients = new Map<number, PublicClient>();
   return async ({ network, asset, payer, nonce }) => {
     const chainId = chainIdOf(network);
@@ -59,7 +83,9 @@ export function chainAuthorizationReader(config: Config): AuthorizationReader {
     if (chainId === null || !chain) throw new Error(`no RPC configured for payment network ${network}`);
     let client = clients.get(chainId);
     if (!client) {
-      client = createPublicClient({ transport: http(chain.rpcUrl, { timeout: 15_000, retryCount: 1 }) }) as PublicClient;
+      client = createPublicClient({
+        transport: http(chain.rpcUrl, { timeout: 15_000, retryCount: 1 }),
+      }) as PublicClient;
       clients.set(chainId, client);
     }
     const token = getAddress(asset);
@@ -88,17 +114,6 @@ export function chainAuthorizationReader(config: Config): AuthorizationReader {
   };
 }
 
-interface UnknownClaim {
-  network: string;
-  payer: string;
-  nonce: string;
-  resource: string;
-  amount: string;
-  settlement_tx: string | null;
-  receipt_key: string | null;
-  valid_before: string | null;
-}
-
 export interface ReconcileOptions {
   db: Database;
   config: Config;
@@ -112,10 +127,7 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
   const read = opts.readAuthorization ?? chainAuthorizationReader(opts.config);
   const assets = new Map(offeredNetworks(opts.config).map((n) => [n.caip2, n.asset]));
   const report: ReconcileReport = { examined: 0, settled: 0, released: 0, pending: 0, errors: [] };
-  const claims = await opts.db.query<UnknownClaim & Record<string, unknown>>(
-    `SELECT network, payer, nonce, resource, amount::text AS amount, settlement_tx, receipt_key, valid_before::text AS valid_before
-       FROM payment_claims WHERE status = 'settling-unknown' ORDER BY updated_at LIMIT 1000`,
-  );
+  const claims = await unknownClaims(opts.db);
   for (const c of claims) {
     report.examined += 1;
     const key: ClaimKey = [c.network, c.payer, c.nonce];
@@ -131,42 +143,32 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
     if (state.used) {
       const tx = state.tx ?? c.settlement_tx;
       if (tx && c.receipt_key) {
-        await recordSettlement(
-          { db: opts.db },
-          {
-            claimKey: key,
-            receiptKey: c.receipt_key,
-            resource: c.resource,
-            amount: c.amount,
-            tx,
-            payer: c.payer,
-            expires: new Date(now.getTime() + opts.config.receiptReuseSeconds * 1000),
-            runStartedAt: null,
-          },
-        );
+        await recordSettlement(opts.db, {
+          claimKey: key,
+          receiptKey: c.receipt_key,
+          resource: c.resource,
+          amount: c.amount,
+          tx,
+          payer: c.payer,
+          expires: new Date(now.getTime() + opts.config.receiptReuseSeconds * 1000),
+          runStartedAt: null,
+        });
       } else {
-        await opts.db.query(
-          `UPDATE payment_claims SET status = 'settled', settlement_tx = COALESCE($4, settlement_tx), updated_at = now()
-            WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling-unknown'`,
-          [...key, tx],
-        );
+        await settleUnknownClaim(opts.db, key, tx);
       }
       report.settled += 1;
       continue;
     }
-    const expired = c.valid_before !== null && BigInt(c.valid_before) <= BigInt(Math.floor(now.getTime() / 1000));
+    const expired =
+      c.valid_before !== null && BigInt(c.valid_before) <= BigInt(Math.floor(now.getTime() / 1000));
     if (expired) {
-      const gone = await opts.db.query(
-        `DELETE FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling-unknown' RETURNING nonce`,
-        [...key],
-      );
-      if (gone.length > 0) report.released += 1;
+      if (await releaseUnknownClaim(opts.db, key)) report.released += 1;
     } else {
       report.pending += 1;
     }
   }
   // Answers are kept for the reuse window only.
-  await opts.db.query('UPDATE payment_receipts SET body = NULL WHERE body IS NOT NULL AND expires_at <= $1', [now]);
+  await dropExpiredAnswers(opts.db, now);
   return report;
 }
 
@@ -175,7 +177,9 @@ export interface ReconcileScheduler {
 }
 
 /** Runs {@link reconcilePayments} every `config.paymentReconcileSeconds` (0: never). */
-export function startReconcileScheduler(opts: ReconcileOptions & { log?: (line: string) => void }): ReconcileScheduler {
+export function startReconcileScheduler(
+  opts: ReconcileOptions & { log?: (line: string) => void },
+): ReconcileScheduler {
   const period = opts.config.paymentReconcileSeconds ?? 300;
   if (period <= 0 || !opts.config.treasuryAddress) return { stop: async () => undefined };
   const log = opts.log ?? ((l: string) => logger('reconcile').info(l));
@@ -185,7 +189,9 @@ export function startReconcileScheduler(opts: ReconcileOptions & { log?: (line: 
     running = reconcilePayments(opts)
       .then((r) => {
         if (r.settled || r.released || r.errors.length) {
-          log(`[payments] reconciled ${r.examined} unknown settlement(s): ${r.settled} settled, ${r.released} released, ${r.pending} pending${r.errors.length ? `; ${r.errors.length} undecided (${r.errors[0]})` : ''}`);
+          log(
+            `[payments] reconciled ${r.examined} unknown settlement(s): ${r.settled} settled, ${r.released} released, ${r.pending} pending${r.errors.length ? `; ${r.errors.length} undecided (${r.errors[0]})` : ''}`,
+          );
         }
       })
       .catch((e: unknown) => log(`[payments] reconciliation failed: ${(e as Error).message}`))

@@ -116,10 +116,6 @@ export function inputsDigest(inputs: DigestInputs): string {
   return createHash('sha256').update(canonicalInputs(inputs), 'utf8').digest('hex');
 }
 
-// The INSERT lives in the write layer; re-exported here for the paid wallet handler until its
-// import points at src/store/snapshots.ts.
-export { insertSnapshot } from '../store/snapshots.js';
-
 /** One receipt row by id, or null. */
 export async function readSnapshot(db: Queryable, snapshotId: string): Promise<SnapshotRow | null> {
   const [r] = await db.query<Record<string, unknown>>(

@@ -8,10 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { createAppShell } from '../../src/doors/http/app.js';
 import type { AppContext } from '../../src/doors/http/context.js';
-import type { PaidHandler } from '../../src/doors/http/paid-handlers.js';
+import type { PaidHandler } from '../../src/paid/handler.js';
 import { registerHealth } from '../../src/doors/http/routes/health.js';
 import { registerChains } from '../../src/store/chain-state.js';
-import { registerPaidRoute } from '../../src/payments/paywall.js';
+import { registerPaidRoute } from '../../src/doors/http/routes/reputation.js';
 import type { TestDatabase } from './db.js';
 import { StubFacilitator, TREASURY } from './x402-stub.js';
 

@@ -13,8 +13,8 @@ import { z } from '@hono/zod-openapi';
 import { API_VERSION } from '../http/errors.js';
 import { tierById } from '../../payments/pricing.js';
 
-export const A2A_PROTOCOL_VERSION = '0.3.0';
-export const AGENT_NAME = 'ERC-8004 Reputation Index';
+const A2A_PROTOCOL_VERSION = '0.3.0';
+const AGENT_NAME = 'ERC-8004 Reputation Index';
 
 const InterfaceSchema = z.object({
   url: z.string().openapi({ description: 'The A2A endpoint (BASE_URL + `/a2a`).' }),

@@ -30,11 +30,12 @@
  */
 import { z } from 'zod';
 import { matchTier, tierById } from '../../payments/pricing.js';
+import { isObject } from '../in-process.js';
 
 /** Only this many characters of the (concatenated) text are ever scanned: hostile input is bounded. */
 export const MAX_TEXT_CHARS = 4096;
 /** Only this many parts of a message are read. */
-export const MAX_PARTS = 64;
+const MAX_PARTS = 64;
 
 /** How the door reaches the HTTP handlers: GET a path in process, the parsed JSON of a 200 (throws otherwise). */
 export interface DoorDeps {
@@ -42,10 +43,6 @@ export interface DoorDeps {
 }
 
 // ------------------------------------------------------------------ reading the message
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * The text of `params.message.parts`: every part whose `kind` (or, when `kind` is absent, `type`)
@@ -149,7 +146,7 @@ function plural(n: number, one: string, many: string): string {
 }
 
 /** The raw served score, always with six decimals. */
-export function sixDecimals(x: number): string {
+function sixDecimals(x: number): string {
   const s = x.toFixed(6);
   return s === '-0.000000' ? '0.000000' : s;
 }
@@ -163,7 +160,7 @@ export function priced(method: 'GET', pathWithQuery: string): string {
 }
 
 /** One line per chain, in the order the API serves them (the configuration order of /health). */
-export function chainLine(c: WalletChainsBody['chains'][number]): string {
+function chainLine(c: WalletChainsBody['chains'][number]): string {
   const score = c.final_score === null ? 'no ratings yet' : `score ${sixDecimals(c.final_score)}`;
   return (
     `${c.network}: ${plural(c.agent_count, 'identity', 'identities')}, ${score}, ` +
@@ -191,7 +188,9 @@ function walletPreview(body: WalletChainsBody): string[] {
   ];
   if (body.chains_with_reputation === 0) {
     // Registered but never rated: say so rather than sell an empty decomposition.
-    lines.push(`Nothing to decompose yet (no rating received): ${priced('GET', `/reputation/wallet/${w}`)} would add nothing today.`);
+    lines.push(
+      `Nothing to decompose yet (no rating received): ${priced('GET', `/reputation/wallet/${w}`)} would add nothing today.`,
+    );
     return lines;
   }
   const first = body.chains.find((c) => c.agent_ids.length > 0);
@@ -208,7 +207,9 @@ async function evmAnswer(deps: DoorDeps, address: string, others: number): Promi
   const body = await getAs(deps, `/wallets/${address}/chains`, WalletChainsBody);
   const lines = walletPreview(body);
   if (others > 0) {
-    lines.push(`Your message holds ${plural(others, 'other address', 'other addresses')}, not read: send one address per message.`);
+    lines.push(
+      `Your message holds ${plural(others, 'other address', 'other addresses')}, not read: send one address per message.`,
+    );
   }
   lines.push(PAY_NOTE);
   return lines.join('\n');
@@ -229,7 +230,9 @@ async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
     const route = /^GET (\/\S+)$/.exec(m.detail_route)?.[1] ?? `/reputation/agent/${m.network}/${id}`;
     lines.push(`Every rating it received, with its transaction: ${priced('GET', route)}.`);
     if (m.wallet !== null && !isWallet) {
-      lines.push(`Its owner's per-chain preview: send ${m.wallet}, or ${priced('GET', `/wallets/${m.wallet}/chains`)}.`);
+      lines.push(
+        `Its owner's per-chain preview: send ${m.wallet}, or ${priced('GET', `/wallets/${m.wallet}/chains`)}.`,
+      );
     }
   }
   if (isWallet) {
@@ -247,7 +250,7 @@ async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
 }
 
 /** Usage and the routes behind this door, by path and price. */
-export function usageLines(): string[] {
+function usageLines(): string[] {
   const snapshotPrice = tierById('wallet-snapshot').price_usd;
   return [
     'Send an EVM address (0x + 40 hex) or a Solana base58 key (a wallet or an agent asset) and I answer with its free per-chain preview: identities, score, ratings and distinct raters per chain.',
@@ -263,7 +266,9 @@ async function statusAnswer(deps: DoorDeps, empty: boolean): Promise<string> {
   const h = await getAs(deps, '/health', HealthBody);
   const scanned = h.chains.filter((c) => c.enabled).map((c) => c.network);
   return [
-    empty ? 'Your message holds no text to look up.' : 'Your message holds no EVM address and no Solana key to look up.',
+    empty
+      ? 'Your message holds no text to look up.'
+      : 'Your message holds no EVM address and no Solana key to look up.',
     `Index status: ${plural(h.agents, 'agent', 'agents')} and ${plural(h.feedback_entries, 'rating', 'ratings')} indexed across ` +
       `${plural(h.chains.length, 'chain', 'chains')} (${scanned.length} scanned: ${scanned.join(', ') || 'none'}); scoring policy ${h.policy_version}.`,
     ...usageLines(),

@@ -16,16 +16,16 @@
  * - The Content-Type header is not checked: the body is parsed as JSON whatever it says.
  */
 
-export const JSONRPC_VERSION = '2.0';
+const JSONRPC_VERSION = '2.0';
 
 /** JSON-RPC 2.0 error codes used by this door. */
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INTERNAL_ERROR = -32603;
+const METHOD_NOT_FOUND = -32601;
+const INTERNAL_ERROR = -32603;
 
 /** The only method served. */
-export const MESSAGE_SEND = 'message/send';
+const MESSAGE_SEND = 'message/send';
 
 export type JsonRpcId = string | number | null;
 

@@ -5,12 +5,13 @@
  * same app in process (`app.request(...)`), so no query is written twice.
  */
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { matchedRoutes } from 'hono/route';
 import { logger } from '../../log.js';
 import { paymentOutcomeOf, recordHttpRequest, recordRateLimited } from '../../metrics.js';
-import { API_VERSION, notFound, validationError, type ValidationItem } from './errors.js';
+import { API_VERSION, notFound, validationError } from './errors.js';
+import type { ValidationItem } from '../../paid/params.js';
 import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
@@ -61,6 +62,42 @@ export function createApp(ctx: AppContext): App {
   const app = createAppShell(ctx);
   registerRoutes(app, ctx);
   return app;
+}
+
+/** The open CORS of the two agent doors (the contract: /a2a and /mcp). */
+const DOOR_CORS_PREFLIGHT: Readonly<Record<string, string>> = Object.freeze({
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'POST, GET, OPTIONS',
+  'access-control-allow-headers': 'content-type',
+  'access-control-max-age': '600',
+});
+
+const DOOR_PATH = /^(?:\/v1)?\/(a2a|mcp)$/;
+
+/**
+ * Answers the preflight (`OPTIONS`) of /a2a and /mcp with 204 and the open CORS headers, and puts
+ * `access-control-allow-origin: *` on every other answer of those two paths that runs after it.
+ * Registered on `/a2a/*` and `/mcp/*` (Hono's `/x/*` also matches `/x`) and acting only on the exact
+ * paths: `/mcp/anything` is left to the router (404).
+ */
+const doorCors: MiddlewareHandler = async (c, next) => {
+  if (!DOOR_PATH.test(c.req.path)) return next();
+  if (c.req.method === 'OPTIONS') {
+    for (const [k, v] of Object.entries(DOOR_CORS_PREFLIGHT)) c.header(k, v);
+    return c.body(null, 204);
+  }
+  await next();
+  c.res.headers.set('access-control-allow-origin', '*');
+};
+
+/**
+ * The open CORS of the two agent doors on `app` (preflight 204, allow-origin on their answers),
+ * before their routes. Not Hono's `cors()`: it joins the methods without spaces and adds `Vary`,
+ * changing the answer.
+ */
+export function useDoorCors(app: App): void {
+  app.use('/a2a/*', doorCors);
+  app.use('/mcp/*', doorCors);
 }
 
 /**
@@ -145,7 +182,8 @@ export function createAppShell(ctx: AppContext): App {
         c.header('Retry-After', '1');
         return c.json(
           {
-            detail: 'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
+            detail:
+              'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
           },
           429,
         );
@@ -157,6 +195,7 @@ export function createAppShell(ctx: AppContext): App {
     c.res.headers.set('RateLimit-Policy', policyHeader(budget));
   });
 
+  useDoorCors(app);
   app.notFound((c) => notFound(c));
   app.onError((err, c) => {
     if (err instanceof HTTPException) {

@@ -1,29 +1,12 @@
 /** The JSON error bodies of the contract, built in one place. */
 import type { Context } from 'hono';
+import type { AppContext } from './context.js';
+import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from '../../paid/params.js';
 
 export const API_VERSION = '2.0.0';
 
-/** FastAPI-style validation item, the shape of the reference schema's HTTPValidationError. */
-export interface ValidationItem {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  input?: unknown;
-}
-
 export function validationError(c: Context, items: ValidationItem[], extra: Record<string, unknown> = {}) {
   return c.json({ detail: items, ...extra }, 422);
-}
-
-/** The 422 body for a string that is neither an EVM address nor a Solana key (badge shape too). */
-export function notAnAddressBody(wallet: string) {
-  return {
-    detail: {
-      error: 'not_an_address' as const,
-      wallet,
-      message: 'Not a wallet: expected an EVM address (0x + 40 hex, any case) or a Solana base58 key (32-44 chars).',
-    },
-  };
 }
 
 export function notAnAddress(c: Context, wallet: string) {
@@ -32,4 +15,9 @@ export function notAnAddress(c: Context, wallet: string) {
 
 export function notFound(c: Context, detail = 'Not Found') {
   return c.json({ detail }, 404);
+}
+
+/** `unknown_network` with `known_networks`: 404 on a path parameter, 422 on a query parameter. */
+export function unknownNetwork<S extends 404 | 422>(c: Context, ctx: AppContext, network: string, status: S) {
+  return c.json(unknownNetworkBody(ctx, network), status);
 }

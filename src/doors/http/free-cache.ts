@@ -24,6 +24,11 @@ import { readerOf, type Database } from '../../db/database.js';
 import { writeEpoch } from '../../db/write-epoch.js';
 import type { AppEnv } from './context.js';
 
+/** Cache-Control of the aggregate answers: they change once per index pass (hourly), one cached answer serves everybody. */
+export const CACHE_AGGREGATE = 'public, max-age=60';
+/** Cache-Control of the static documents (manifesto, workflows, discovery documents). */
+export const CACHE_STATIC = 'public, max-age=3600';
+
 /** How a route's answer may be reused. */
 export type CacheKind =
   /** a function of the URL and the index generation */
@@ -49,7 +54,14 @@ export interface FreeCacheOptions {
 }
 
 /** Headers NOT kept with an answer's bytes (the shell sets the first two on every answer). */
-const DROPPED_HEADERS = new Set(['api-version', 'ratelimit-policy', 'content-length', 'etag', 'set-cookie', 'date']);
+const DROPPED_HEADERS = new Set([
+  'api-version',
+  'ratelimit-policy',
+  'content-length',
+  'etag',
+  'set-cookie',
+  'date',
+]);
 
 export class FreeAnswerCache {
   private readonly db: Database;
@@ -77,7 +89,11 @@ export class FreeAnswerCache {
   /** The index generation (re-read when stale or when this process wrote since). */
   async generation(): Promise<string> {
     const epoch = writeEpoch();
-    if (this.current !== null && epoch === this.checkedEpoch && performance.now() - this.checkedAt < this.pollMs) {
+    if (
+      this.current !== null &&
+      epoch === this.checkedEpoch &&
+      performance.now() - this.checkedAt < this.pollMs
+    ) {
       return this.current;
     }
     if (this.pending) return this.pending;
@@ -185,7 +201,8 @@ export class FreeAnswerCache {
       res.headers.forEach((v, h) => {
         if (!DROPPED_HEADERS.has(h.toLowerCase())) headers.push([h, v]);
       });
-      const etag = res.headers.get('etag') ?? `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
+      const etag =
+        res.headers.get('etag') ?? `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
       const entry: Entry = { status: res.status, headers, body, etag };
       this.put(key, kind, entry);
       c.res = respond(c, entry);

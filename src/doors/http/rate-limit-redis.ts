@@ -21,7 +21,7 @@ import { logger } from '../../log.js';
 
 // KEYS[1] bucket; ARGV rate (tokens/s), burst, ttl (ms). Returns 1 when a token was taken.
 // Timestamps are integer microseconds from TIME (exact in a Lua double until 2255).
-export const TAKE_SCRIPT = `
+const TAKE_SCRIPT = `
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])

@@ -20,6 +20,7 @@
  * Every result carries `tool_caveats` (tool-made caveats, `{code, text}`, the shape of the API's
  * caveats but with their own codes, never one of the eight frozen API codes).
  */
+import { isObject, requestInProcess, type InProcessApp } from '../in-process.js';
 
 export type ToolStatus = 'ok' | 'payment_required' | 'nothing_to_buy' | 'not_found' | 'unreachable' | 'error';
 
@@ -57,11 +58,6 @@ export interface RouteAnswer {
 /** How a tool reaches a route: GET `path` in process, optionally with an X-PAYMENT header. */
 export type RouteCaller = (path: string, opts?: { payment?: string }) => Promise<RouteAnswer>;
 
-/** Anything with Hono's `request` (the app itself). */
-export interface InProcessApp {
-  request(input: string, init?: RequestInit, env?: { inProcessClient?: string }): Response | Promise<Response>;
-}
-
 /** Headers of a paid answer worth relaying (the receipt), lower-cased. */
 const RELAYED_HEADERS = ['x-payment-receipt', 'x-payment-reused', 'retry-after', 'x-pricing-version'];
 
@@ -80,7 +76,7 @@ export function inProcessCaller(app: InProcessApp, client?: string): RouteCaller
     if (paid) headers['x-payment'] = headerSafePayment(opts.payment!);
     let res: Response;
     try {
-      res = await app.request(path, { method: 'GET', headers }, client === undefined ? undefined : { inProcessClient: client });
+      res = await requestInProcess(app, path, { method: 'GET', headers }, client);
     } catch (e) {
       return {
         route,
@@ -134,12 +130,8 @@ export function inProcessCaller(app: InProcessApp, client?: string): RouteCaller
  * not base64 either, so the paywall answers the same `402 invalid_payment_header` an HTTP client
  * sending that payload would get (and the tool never leaks a transport error).
  */
-export function headerSafePayment(p: string): string {
+function headerSafePayment(p: string): string {
   return p.replace(/[^\x20-\x7e]/g, '?');
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 // ------------------------------------------------------------------ recipient check
@@ -260,7 +252,8 @@ export function fromAnswer(
       a.paid || a.headers['x-payment-receipt'] !== undefined
         ? {
             receipt: a.headers['x-payment-receipt'] ?? null,
-            reused: a.headers['x-payment-reused'] === undefined ? null : a.headers['x-payment-reused'] === 'true',
+            reused:
+              a.headers['x-payment-reused'] === undefined ? null : a.headers['x-payment-reused'] === 'true',
           }
         : undefined;
     const extra = onOk ? onOk(a.body, a) : { data: a.body };
@@ -283,7 +276,11 @@ export function fromAnswer(
   if (s === 404) return result('not_found', { ...base, data: a.body });
   if ((s === 429 || s >= 500) && isObject(a.body) && a.body.retryable === false) {
     // A refusal that says it will not change by retrying (503 payments_not_configured).
-    return result('error', { ...base, data: a.body, message: 'The route refused the request and says retrying will not help (see data.error).' });
+    return result('error', {
+      ...base,
+      data: a.body,
+      message: 'The route refused the request and says retrying will not help (see data.error).',
+    });
   }
   if (s === 429 || s >= 500) {
     return result('unreachable', {

@@ -39,7 +39,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   fromAnswer,
-  isObject,
   result,
   TOOL_CAVEAT,
   type RouteAnswer,
@@ -48,6 +47,8 @@ import {
   type ToolResult,
 } from './results.js';
 import { logger } from '../../log.js';
+import { METERED_ROUTES } from '../../paid/index.js';
+import { isObject } from '../in-process.js';
 
 export interface ToolDeps {
   call: RouteCaller;
@@ -76,19 +77,13 @@ export const METERED_TOOLS = [
 export const TOOL_NAMES: readonly string[] = [...FREE_TOOLS, ...METERED_TOOLS];
 
 /** `max_ratings` default of rep_lookup_agent (0 = the largest page, 1000; truncation is declared). */
-export const DEFAULT_MAX_RATINGS = 200;
+const DEFAULT_MAX_RATINGS = 200;
 /** Rows of the free leaderboard page. */
-export const FREE_LEADERBOARD_ROWS = 100;
-/** The neutral subjects rep_pricing probes the metered tiers with (the 402 comes before validation). */
-const PROBE_WALLET = '0x0000000000000000000000000000000000000000';
-const PROBE_PATHS: Readonly<Record<string, string>> = {
-  'wallet-lookup': `/reputation/wallet/${PROBE_WALLET}`,
-  'wallet-snapshot': `/reputation/wallet/${PROBE_WALLET}?snapshot=true`,
-  'wallet-history': `/reputation/wallet/${PROBE_WALLET}/history`,
-  'agent-detail': '/reputation/agent/base/1',
-  'rater-profile': `/reputation/rater/${PROBE_WALLET}`,
-  'leaderboard-deep': '/leaderboard/page',
-};
+const FREE_LEADERBOARD_ROWS = 100;
+/** The neutral request rep_pricing probes each metered tier with (declared in METERED_ROUTES). */
+const PROBE_PATHS: Readonly<Record<string, string>> = Object.fromEntries(
+  METERED_ROUTES.flatMap((r) => r.tiers.map((t) => [t.id, t.probe])),
+);
 
 // ------------------------------------------------------------------ schemas
 
@@ -438,68 +433,51 @@ async function pricing(deps: ToolDeps): Promise<ToolResult> {
 
 // ------------------------------------------------------------------ registration
 
-type Handler<A> = (args: A) => Promise<ToolResult>;
+/** One MCP tool: its name, description, input schema and what it runs (a route called in process). */
+interface Tool {
+  name: string;
+  description: string;
+  inputSchema: z.ZodObject;
+  run(deps: ToolDeps, args: unknown): Promise<ToolResult>;
+}
 
-/** A fresh MCP server with the 14 tools; one per HTTP request (stateless door). */
-export function buildMcpServer(deps: ToolDeps, info: { name: string; version: string }): McpServer {
-  const server = new McpServer(info, { capabilities: { tools: {} } });
-  const annotations = { readOnlyHint: true, openWorldHint: false };
+/** A tool whose `run` sees its input typed by its schema (the SDK validates it before `run`). */
+function tool<S extends z.ZodObject>(
+  name: string,
+  description: string,
+  inputSchema: S,
+  run: (deps: ToolDeps, args: z.infer<S>) => Promise<ToolResult>,
+): Tool {
+  return { name, description, inputSchema, run: (deps, args) => run(deps, args as z.infer<S>) };
+}
 
-  // The SDK's generic callback type does not follow a schema type parameter; the input is
-  // validated by the SDK against `inputSchema` before `run` sees it.
-  const register = server.registerTool.bind(server) as unknown as (
-    name: string,
-    config: {
-      description: string;
-      inputSchema: z.ZodObject;
-      outputSchema: typeof OutputSchema;
-      annotations: typeof annotations;
-    },
-    cb: (args: unknown) => Promise<CallToolResult>,
-  ) => void;
-  const reg = <S extends z.ZodObject>(
-    name: string,
-    description: string,
-    inputSchema: S,
-    run: Handler<z.infer<S>>,
-  ) => {
-    register(
-      name,
-      { description, inputSchema, outputSchema: OutputSchema, annotations },
-      async (args: unknown) => {
-        try {
-          return toCallResult(await run(args as z.infer<S>));
-        } catch (e) {
-          logger('mcp').error({ tool: name, err: e instanceof Error ? e.message : String(e) }, 'tool failed');
-          return toCallResult(result('unreachable', { detail: 'the tool failed before the route answered' }));
-        }
-      },
-    );
-  };
-  const get = (path: string) => async () => fromAnswer(await deps.call(path), deps.treasury);
+/** GET `path` in process; the answer as a tool result. */
+const get = async (deps: ToolDeps, path: string) => fromAnswer(await deps.call(path), deps.treasury);
 
+/** Every tool, in the order `tools/list` shows them. */
+const TOOLS: readonly Tool[] = [
   // ---------------------------------------------------------------- free
-  reg(
+  tool(
     'rep_pricing',
     'Free. Prices of every metered route, the pinned treasury, accepted networks, the live index size and the policies in force; probes the live 402 of each metered route (the 402 is the authority of a price).',
     z.object({}).strict(),
-    () => pricing(deps),
-  );
-  reg(
+    (deps) => pricing(deps),
+  ),
+  tool(
     'rep_resolve',
     'Free. GET /search/{q}: exact lookup of an EVM address, a Solana base58 key or an agent id; one row per chain (never a single answer), each with its owner, final_score and the paid detail route. No name search.',
     z
       .object({ q: z.string().describe('EVM address, Solana base58 key or agent id (exact match only).') })
       .strict(),
-    (a) => get(`/search/${seg(a.q)}`)(),
-  );
-  reg(
+    (deps, a) => get(deps, `/search/${seg(a.q)}`),
+  ),
+  tool(
     'rep_check_wallet',
     'Free. GET /wallets/{wallet}/chains: the per-chain preview of a wallet (identities, final_score, reviews and distinct raters per chain, global score). An invalid wallet gives status error.',
     z.object({ wallet }).strict(),
-    (a) => get(`/wallets/${seg(a.wallet)}/chains`)(),
-  );
-  reg(
+    (deps, a) => get(deps, `/wallets/${seg(a.wallet)}/chains`),
+  ),
+  tool(
     'rep_chains',
     'Free. GET /chains (every chain side by side), or GET /chains/{network} for one chain (stats, top wallets scored with that chain only, facets, daily activity).',
     z
@@ -508,9 +486,10 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         days: z.number().int().optional().describe('With network: days of the activity series.'),
       })
       .strict(),
-    (a) => get(a.network === undefined ? '/chains' : `/chains/${seg(a.network)}${qs({ days: a.days })}`)(),
-  );
-  reg(
+    (deps, a) =>
+      get(deps, a.network === undefined ? '/chains' : `/chains/${seg(a.network)}${qs({ days: a.days })}`),
+  ),
+  tool(
     'rep_feed',
     "Free. GET /feed: the newest ratings by the chain's own clock, optionally for one network.",
     z
@@ -519,29 +498,28 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         limit: z.number().int().optional().describe('How many ratings.'),
       })
       .strict(),
-    (a) => get(`/feed${qs({ network: a.network, limit: a.limit })}`)(),
-  );
-  reg(
+    (deps, a) => get(deps, `/feed${qs({ network: a.network, limit: a.limit })}`),
+  ),
+  tool(
     'rep_index_status',
     'Free. GET /health: agents and ratings indexed, per-chain scan coverage, indexer period and the versioned policies.',
     z.object({}).strict(),
-    get('/health'),
-  );
-  reg(
+    (deps) => get(deps, '/health'),
+  ),
+  tool(
     'rep_types',
     'Free. GET /stats/types: declared-type coverage (self-declared, never verified) with total_agents and unknown_share.',
     z.object({}).strict(),
-    get('/stats/types'),
-  );
-  reg(
+    (deps) => get(deps, '/stats/types'),
+  ),
+  tool(
     'rep_manifesto',
     'Free. GET /manifesto: the principles of the index and how to verify each of them.',
     z.object({}).strict(),
-    get('/manifesto'),
-  );
-
+    (deps) => get(deps, '/manifesto'),
+  ),
   // ---------------------------------------------------------------- metered
-  reg(
+  tool(
     'rep_lookup_wallet',
     'Metered (GET /reputation/wallet/{wallet}; snapshot=true adds a durable receipt at a higher price). The full decomposition: per-chain scores, facets, self-rating gap, concentration, confidence, caveats. Without payment: the 402 challenge and recipient_check.',
     z.object({
@@ -552,15 +530,15 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         .describe('true: also write a durable receipt row (inputs_digest, policy_version); priced higher.'),
       payment,
     }),
-    (a) => lookupWallet(deps, a),
-  );
-  reg(
+    (deps, a) => lookupWallet(deps, a),
+  ),
+  tool(
     'rep_rater_profile',
     'Metered (GET /reputation/rater/{wallet}). The wallet as a rater: ratings emitted, revocations, subjects, dispersion, per-chain split, self-ratings, roles. Emits no score.',
     z.object({ wallet, payment }),
-    (a) => raterProfile(deps, a),
-  );
-  reg(
+    (deps, a) => raterProfile(deps, a),
+  ),
+  tool(
     'rep_lookup_agent',
     'Metered (GET /reputation/agent/{network}/{agent_id}). One agent with every rating and its transaction; confidence and caveats on top. The same id on another chain is a different agent: network is required.',
     z.object({
@@ -577,9 +555,9 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         ),
       payment,
     }),
-    (a) => lookupAgent(deps, a),
-  );
-  reg(
+    (deps, a) => lookupAgent(deps, a),
+  ),
+  tool(
     'rep_history',
     'Metered (GET /reputation/wallet/{wallet}/history). The score over on-chain time, weekly or monthly, with coverage.undated_reviews.',
     z.object({
@@ -590,9 +568,9 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         .describe('Bucket size of the series (route default when omitted).'),
       payment,
     }),
-    (a) => history(deps, a),
-  );
-  reg(
+    (deps, a) => history(deps, a),
+  ),
+  tool(
     'rep_facets',
     'Per-area (tag1 facet) reputation versus the index mean. With wallet: metered (the facets of GET /reputation/wallet/{wallet}). Without wallet: free, the global reference table GET /stats/facets (optional network).',
     z.object({
@@ -602,9 +580,9 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         'Only with wallet: the base64 x402 payload for GET /reputation/wallet/{wallet}.',
       ),
     }),
-    (a) => facets(deps, a),
-  );
-  reg(
+    (deps, a) => facets(deps, a),
+  ),
+  tool(
     'rep_leaderboard',
     'Wallets ranked by evidence (shrunk_score). First page (up to 100 rows, offset 0, no type) is free from GET /leaderboard; other offsets, limit over 100 (up to 500) or a type filter go to the metered GET /leaderboard/page. pagination.total is always null (not published).',
     z.object({
@@ -617,7 +595,42 @@ export function buildMcpServer(deps: ToolDeps, info: { name: string; version: st
         .describe('Declared-type filter (self-declared, never verified); metered.'),
       payment,
     }),
-    (a) => leaderboard(deps, a),
-  );
+    (deps, a) => leaderboard(deps, a),
+  ),
+];
+
+export function buildMcpServer(deps: ToolDeps, info: { name: string; version: string }): McpServer {
+  const server = new McpServer(info, { capabilities: { tools: {} } });
+  const annotations = { readOnlyHint: true, openWorldHint: false };
+
+  // The SDK's generic callback type does not follow a schema type parameter; the input is
+  // validated by the SDK against `inputSchema` before `run` sees it.
+  const register = server.registerTool.bind(server) as unknown as (
+    name: string,
+    config: {
+      description: string;
+      inputSchema: z.ZodObject;
+      outputSchema: typeof OutputSchema;
+      annotations: typeof annotations;
+    },
+    cb: (args: unknown) => Promise<CallToolResult>,
+  ) => void;
+  for (const t of TOOLS) {
+    register(
+      t.name,
+      { description: t.description, inputSchema: t.inputSchema, outputSchema: OutputSchema, annotations },
+      async (args: unknown) => {
+        try {
+          return toCallResult(await t.run(deps, args));
+        } catch (e) {
+          logger('mcp').error(
+            { tool: t.name, err: e instanceof Error ? e.message : String(e) },
+            'tool failed',
+          );
+          return toCallResult(result('unreachable', { detail: 'the tool failed before the route answered' }));
+        }
+      },
+    );
+  }
   return server;
 }

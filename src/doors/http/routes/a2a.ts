@@ -1,7 +1,7 @@
 /**
  * The A2A door: JSON-RPC 2.0 over `POST /a2a` (and `/v1/a2a`), the agent card
- * `GET /.well-known/agent-card.json`, and the open CORS of `/a2a` and `/mcp` (only the preflight
- * of `/mcp` lives here; the MCP door itself is built elsewhere).
+ * `GET /.well-known/agent-card.json`. The open CORS of `/a2a` and `/mcp` is in app.ts, the 405
+ * and the in-process calls in src/doors/in-process.ts.
  *
  * The door re-implements no query: `message/send` is answered by calling THIS app in process
  * (`app.request('/wallets/…/chains' | '/search/…' | '/health')`, each call spending one token of
@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRoute } from '@hono/zod-openapi';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { App, AppContext } from '../context.js';
 import { agentCard, AgentCardSchema } from '../../a2a/agent-card.js';
 import { answerText, extractText } from '../../a2a/dispatch.js';
@@ -32,35 +32,10 @@ import {
   type JsonRpcId,
 } from '../../a2a/jsonrpc.js';
 import { logger } from '../../../log.js';
+import { refuseOtherMethods, requestInProcess } from '../../in-process.js';
 
 /** Longest request body read; a `message/send` carrying a wallet fits in a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
-
-/** The open CORS of the two agent doors (the contract: /a2a and /mcp). */
-export const DOOR_CORS_PREFLIGHT: Readonly<Record<string, string>> = Object.freeze({
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'POST, GET, OPTIONS',
-  'access-control-allow-headers': 'content-type',
-  'access-control-max-age': '600',
-});
-
-const DOOR_PATH = /^(?:\/v1)?\/(a2a|mcp)$/;
-
-/**
- * Answers the preflight (`OPTIONS`) of /a2a and /mcp with 204 and the open CORS headers, and puts
- * `access-control-allow-origin: *` on every other answer of those two paths that runs after it.
- * Registered on `/a2a/*` and `/mcp/*` (Hono's `/x/*` also matches `/x`) and acting only on the exact
- * paths: `/mcp/anything` is left to the router (404).
- */
-const doorCors: MiddlewareHandler = async (c, next) => {
-  if (!DOOR_PATH.test(c.req.path)) return next();
-  if (c.req.method === 'OPTIONS') {
-    for (const [k, v] of Object.entries(DOOR_CORS_PREFLIGHT)) c.header(k, v);
-    return c.body(null, 204);
-  }
-  await next();
-  c.res.headers.set('access-control-allow-origin', '*');
-};
 
 class BodyTooLarge extends Error {}
 /** An in-process call found the client's bucket empty: the POST is answered 429 as a whole. */
@@ -93,7 +68,8 @@ const agentCardRoute = createRoute({
   path: '/.well-known/agent-card.json',
   operationId: 'getAgentCard',
   tags: ['free'],
-  summary: 'A2A agent card (protocol 0.3.0): the JSON-RPC endpoint, its two skills and its capabilities (free)',
+  summary:
+    'A2A agent card (protocol 0.3.0): the JSON-RPC endpoint, its two skills and its capabilities (free)',
   description:
     'Discovery document of the A2A door. The door takes JSON-RPC 2.0 `message/send` only and answers with one ' +
     'message (never a task): the free per-chain preview of an EVM address or a Solana key, or the index status. No ' +
@@ -104,26 +80,21 @@ const agentCardRoute = createRoute({
 });
 
 export function registerA2aRoutes(app: App, ctx: AppContext): void {
-  app.use('/a2a/*', doorCors);
-  app.use('/mcp/*', doorCors);
-
   /**
    * In process through the same app (and its handlers); the JSON of a 200, else an error. Each
    * call spends one token of the POSTing client's own bucket (`client`, see AppEnv).
    */
-  const getFor = (client: string | undefined) => async (path: string): Promise<unknown> => {
-    const res = await app.request(
-      path,
-      { headers: { accept: 'application/json' } },
-      client === undefined ? undefined : { inProcessClient: client },
-    );
-    if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
-      if (res.status === 429) throw new OverBudget();
-      throw new Error(`in-process GET answered ${res.status}`);
-    }
-    return res.json();
-  };
+  const getFor =
+    (client: string | undefined) =>
+    async (path: string): Promise<unknown> => {
+      const res = await requestInProcess(app, path, { headers: { accept: 'application/json' } }, client);
+      if (res.status !== 200) {
+        await res.body?.cancel().catch(() => undefined);
+        if (res.status === 429) throw new OverBudget();
+        throw new Error(`in-process GET answered ${res.status}`);
+      }
+      return res.json();
+    };
 
   const rpc = (c: Context, body: unknown, status: 200 | 400 | 413 = 200) => {
     c.header('Cache-Control', 'no-store');
@@ -136,7 +107,11 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
       raw = await readBoundedBody(c);
     } catch (e) {
       if (e instanceof BodyTooLarge) {
-        return rpc(c, errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`), 413);
+        return rpc(
+          c,
+          errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`),
+          413,
+        );
       }
       return rpc(c, errorResponse(null, PARSE_ERROR, 'Parse error: the body could not be read'), 400);
     }
@@ -148,7 +123,12 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
       const text = await answerText(extractText(req.params), { get: getFor(c.get('client')) });
       return rpc(
         c,
-        successResponse(id, { kind: 'message', role: 'agent', messageId: randomUUID(), parts: [{ kind: 'text', text }] }),
+        successResponse(id, {
+          kind: 'message',
+          role: 'agent',
+          messageId: randomUUID(),
+          parts: [{ kind: 'text', text }],
+        }),
       );
     } catch (e) {
       if (e instanceof OverBudget) {
@@ -169,17 +149,12 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
   });
 
   // Wrong HTTP method: 405 {detail}. Hono answers HEAD with the GET handler (no body).
-  app.on(['GET', 'PUT', 'PATCH', 'DELETE'], '/a2a', (c) => {
-    c.header('Allow', 'POST, OPTIONS');
-    return c.json(
-      {
-        detail:
-          'Method Not Allowed: this is the A2A door, JSON-RPC 2.0 over POST (method message/send). ' +
-          'The agent card is GET /.well-known/agent-card.json.',
-      },
-      405,
-    );
-  });
+  refuseOtherMethods(
+    app,
+    '/a2a',
+    'Method Not Allowed: this is the A2A door, JSON-RPC 2.0 over POST (method message/send). ' +
+      'The agent card is GET /.well-known/agent-card.json.',
+  );
 
   app.openapi(agentCardRoute, (c) => {
     c.header('Cache-Control', 'public, max-age=300');

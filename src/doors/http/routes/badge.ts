@@ -20,31 +20,23 @@ import type { Context } from 'hono';
 import { readerOf } from '../../../db/database.js';
 import type { App, AppContext } from '../context.js';
 import { notAnAddress, notFound } from '../errors.js';
-import { NotAnAddressSchema } from './lookup.js';
+import { NotAnAddressSchema } from '../schemas/common.js';
 import { renderBadge, type BadgeInput } from '../../../badge/svg.js';
-import { parseWallet } from '../../../identifiers.js';
+import { walletFrom } from '../../../paid/params.js';
 import { readWalletAggregate } from '../../../read/wallets.js';
-import { displayScore, previewCaveats, scoreFromAggregates } from '../../../scoring/index.js';
+import { displayScore, previewCaveats } from '../../../scoring/index.js';
+import { scoredChains } from '../wallet-preview.js';
 
 /** The contract's edge cache for the badge. */
-export const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
-export const BADGE_CONTENT_TYPE = 'image/svg+xml';
-/** Longest accepted wallet shape: a Solana key (44); `0x` + 40 hex is 42. */
-const MAX_WALLET_LENGTH = 44;
+const BADGE_CACHE_CONTROL = 'public, max-age=3600, stale-if-error=604800';
+const BADGE_CONTENT_TYPE = 'image/svg+xml';
 /** `/badge/<segment>.svg`, read from the path the app routes on (the /v1 prefix already stripped). */
 const BADGE_PATH_RE = /^(?:\/v1)?\/badge\/([^/]*)\.svg$/;
 
 /** The numbers of one wallet's badge, from the same aggregate read as `/wallets/{wallet}/chains`. */
-export async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
+async function badgeInput(ctx: AppContext, wallet: string): Promise<BadgeInput> {
   const agg = await readWalletAggregate(readerOf(ctx.db), wallet);
-  const score = scoreFromAggregates(
-    agg.chains.map((r) => ({
-      network: r.network,
-      sum: r.eligible_sum,
-      count: r.total_reviews,
-      distinct_raters: r.distinct_raters,
-    })),
-  ).final_score;
+  const score = scoredChains(agg.chains).global;
   return {
     scoreText: displayScore(score),
     raters: agg.totals?.distinct_raters ?? 0,
@@ -54,14 +46,14 @@ export async function badgeInput(ctx: AppContext, wallet: string): Promise<Badge
 }
 
 /** YYYY-MM-DD (UTC) of the last aggregate refresh; null when never refreshed (or unreadable). */
-export function refreshDate(refreshedAt: string | null): string | null {
+function refreshDate(refreshedAt: string | null): string | null {
   if (refreshedAt === null) return null;
   const t = Date.parse(refreshedAt);
   return Number.isNaN(t) ? null : new Date(t).toISOString().slice(0, 10);
 }
 
 /** A strong ETag: the quoted SHA-256 (base64url) of the SVG bytes. */
-export function badgeEtag(svg: string): string {
+function badgeEtag(svg: string): string {
   return `"${createHash('sha256').update(svg, 'utf8').digest('base64url')}"`;
 }
 
@@ -69,7 +61,7 @@ export function badgeEtag(svg: string): string {
  * True when `If-None-Match` names this ETag: `*`, or a comma-separated list of entity tags, each
  * compared weakly (a `W/` prefix is ignored, as RFC 9110 prescribes for If-None-Match).
  */
-export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const opaque = etag.replace(/^W\//, '');
   return header
@@ -151,7 +143,7 @@ export function registerBadgeRoutes(app: App, ctx: AppContext): void {
     c.header('Access-Control-Allow-Origin', '*');
     // The 422 echoes the input inside JSON: never let a browser sniff it into markup.
     c.header('X-Content-Type-Options', 'nosniff');
-    const wallet = raw.length > MAX_WALLET_LENGTH ? null : (parseWallet(raw)?.address ?? null);
+    const wallet = walletFrom(raw);
     if (wallet === null) return notAnAddress(c, raw);
 
     const svg = renderBadge(await badgeInput(ctx, wallet));

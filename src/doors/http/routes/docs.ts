@@ -11,7 +11,12 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { App, AppContext } from '../context.js';
 import { API_VERSION } from '../errors.js';
 import { PRICING_VERSION } from '../../../payments/pricing.js';
-import { CONFIDENCE_POLICY, ORDERING_POLICY, POLICY_VERSION, RATER_WEIGHT_POLICY } from '../../../scoring/index.js';
+import {
+  CONFIDENCE_POLICY,
+  ORDERING_POLICY,
+  POLICY_VERSION,
+  RATER_WEIGHT_POLICY,
+} from '../../../scoring/index.js';
 
 const require = createRequire(import.meta.url);
 
@@ -67,12 +72,18 @@ const SWAGGER_INIT = `window.addEventListener('load', function () {
 `;
 
 const ASSETS: Record<string, Asset> = {
-  'swagger-ui.css': { type: 'text/css; charset=utf-8', load: fromPackage('swagger-ui-dist/package.json', 'swagger-ui.css') },
+  'swagger-ui.css': {
+    type: 'text/css; charset=utf-8',
+    load: fromPackage('swagger-ui-dist/package.json', 'swagger-ui.css'),
+  },
   'swagger-ui-bundle.js': {
     type: 'text/javascript; charset=utf-8',
     load: fromPackage('swagger-ui-dist/package.json', 'swagger-ui-bundle.js'),
   },
-  'favicon-32x32.png': { type: 'image/png', load: fromPackage('swagger-ui-dist/package.json', 'favicon-32x32.png') },
+  'favicon-32x32.png': {
+    type: 'image/png',
+    load: fromPackage('swagger-ui-dist/package.json', 'favicon-32x32.png'),
+  },
   'swagger-init.js': { type: 'text/javascript; charset=utf-8', load: async () => SWAGGER_INIT },
   'redoc.standalone.js': {
     type: 'text/javascript; charset=utf-8',
@@ -154,7 +165,12 @@ const htmlRoute = (path: string, operationId: string, summary: string) =>
     operationId,
     tags: ['docs'],
     summary,
-    responses: { 200: { description: 'HTML page (assets served locally under /docs/assets)', content: { 'text/html': { schema: z.string() } } } },
+    responses: {
+      200: {
+        description: 'HTML page (assets served locally under /docs/assets)',
+        content: { 'text/html': { schema: z.string() } },
+      },
+    },
   });
 
 const assetRoute = createRoute({
@@ -170,7 +186,10 @@ const assetRoute = createRoute({
   },
   responses: {
     200: { description: 'The asset', content: { 'application/octet-stream': { schema: z.string() } } },
-    404: { description: 'Not one of the served assets', content: { 'application/json': { schema: z.object({ detail: z.string() }) } } },
+    404: {
+      description: 'Not one of the served assets',
+      content: { 'application/json': { schema: z.object({ detail: z.string() }) } },
+    },
   },
 });
 
@@ -187,14 +206,20 @@ function finishDocument(doc: OpenApiDoc): OpenApiDoc {
   for (const [p, item] of Object.entries(doc.paths ?? {})) {
     if (HIDDEN_PATH.test(p)) continue;
     for (const method of ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'] as const) {
-      const op = (item as Record<string, { responses?: Record<string, Record<string, unknown>> } | undefined>)[method];
+      const op = (
+        item as Record<string, { responses?: Record<string, Record<string, unknown>> } | undefined>
+      )[method];
       if (!op) continue;
       op.responses ??= {};
       op.responses['429'] ??= {
         description:
           'Too many requests: over the rate budget of this route (see `RateLimit-Policy`). Issued before the application runs: nothing queried, nothing charged, no `X-PAYMENT` consumed. Replay the identical request after `Retry-After` seconds.',
         headers: { 'Retry-After': { schema: { type: 'string' } } },
-        content: { 'application/json': { schema: { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] } } },
+        content: {
+          'application/json': {
+            schema: { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] },
+          },
+        },
       };
       for (const r of Object.values(op.responses)) {
         const headers = (r.headers ?? {}) as Record<string, unknown>;
@@ -207,7 +232,8 @@ function finishDocument(doc: OpenApiDoc): OpenApiDoc {
   // Describe only the tags some operation uses (an empty tag renders as an empty section).
   const used = new Set<string>();
   for (const item of Object.values(paths)) {
-    for (const op of Object.values(item as Record<string, { tags?: string[] }>)) for (const t of op?.tags ?? []) used.add(t);
+    for (const op of Object.values(item as Record<string, { tags?: string[] }>))
+      for (const t of op?.tags ?? []) used.add(t);
   }
   doc.tags = (doc.tags ?? []).filter((t) => used.has(t.name));
   doc.components ??= {};
@@ -217,7 +243,8 @@ function finishDocument(doc: OpenApiDoc): OpenApiDoc {
       schema: { type: 'string', example: API_VERSION },
     },
     'RateLimit-Policy': {
-      description: 'The rate budget of this route in RFC 9239 syntax (`<rate>;w=1;burst=<n>`), on every response. The authority.',
+      description:
+        'The rate budget of this route in RFC 9239 syntax (`<rate>;w=1;burst=<n>`), on every response. The authority.',
       schema: { type: 'string', example: '50;w=1;burst=40' },
     },
   };
@@ -236,7 +263,10 @@ export function registerDocsRoutes(app: App, ctx: AppContext): void {
       tags: [
         { name: 'free', description: 'No payment, no headers, no account.' },
         { name: 'metered', description: 'Answers 402 with a signable x402 challenge until paid per call.' },
-        { name: 'refused', description: 'Documented refusals: no name search, no person lookup, no accounts.' },
+        {
+          name: 'refused',
+          description: 'Documented refusals: no name search, no person lookup, no accounts.',
+        },
         { name: 'docs', description: 'This document and its two renderings.' },
       ],
     });

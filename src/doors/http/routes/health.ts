@@ -15,7 +15,7 @@ import {
 } from '../../../scoring/policies.js';
 import { round6 } from '../../../scoring/display.js';
 
-export const ChainScanSchema = z
+const ChainScanSchema = z
   .object({
     network: z.string(),
     chain_id: z.number().int().nullable(),
@@ -27,15 +27,17 @@ export const ChainScanSchema = z
     stale_hours: z.number().nullable(),
     last_error: z.string().nullable(),
     gaps: z.number().int().openapi({
-      description: 'Transactions the chain listed but its node did not serve; retried on later passes (0 on EVM chains)',
+      description:
+        'Transactions the chain listed but its node did not serve; retried on later passes (0 on EVM chains)',
     }),
     incomplete_transactions: z.number().int().openapi({
-      description: 'Transactions whose events are known to be incomplete (the node truncated their logs; 0 on EVM chains)',
+      description:
+        'Transactions whose events are known to be incomplete (the node truncated their logs; 0 on EVM chains)',
     }),
   })
   .openapi('ChainScanState');
 
-export const HealthSchema = z
+const HealthSchema = z
   .object({
     status: z.enum(['ok', 'degraded', 'starting']).openapi({
       description:
@@ -60,26 +62,30 @@ export const HealthSchema = z
       combine: z.literal('independent'),
     }),
     confidence_thresholds: z.record(z.string(), z.unknown()),
-    shrinkage: z
-      .object({ k: z.number(), prior: z.number().nullable() })
-      .openapi({ description: 'k and the live index prior of the leaderboard shrinkage (null before any score)' }),
+    shrinkage: z.object({ k: z.number(), prior: z.number().nullable() }).openapi({
+      description: 'k and the live index prior of the leaderboard shrinkage (null before any score)',
+    }),
     aggregates_refreshed_at: z.string().nullable(),
     burn_addresses: z.array(z.string()),
   })
   .openapi('Health');
 
-export const ReadySchema = z
+const ReadySchema = z
   .object({ ready: z.boolean(), reason: z.string().optional() })
   .openapi('Readiness');
 
 const readyRoute = createRoute({
   method: 'get',
   path: '/ready',
-  summary: 'Readiness for load balancers: 200 when the database answers and every migration is applied, else 503 (free)',
+  summary:
+    'Readiness for load balancers: 200 when the database answers and every migration is applied, else 503 (free)',
   tags: ['free'],
   responses: {
     200: { description: 'Ready', content: { 'application/json': { schema: ReadySchema } } },
-    503: { description: 'Not ready (database unreachable or migrations missing)', content: { 'application/json': { schema: ReadySchema } } },
+    503: {
+      description: 'Not ready (database unreachable or migrations missing)',
+      content: { 'application/json': { schema: ReadySchema } },
+    },
   },
 });
 
@@ -91,7 +97,9 @@ const route = createRoute({
   path: '/health',
   summary: 'Index size, scan coverage per chain and the policies in force (free)',
   tags: ['free'],
-  responses: { 200: { description: 'Health record', content: { 'application/json': { schema: HealthSchema } } } },
+  responses: {
+    200: { description: 'Health record', content: { 'application/json': { schema: HealthSchema } } },
+  },
 });
 
 export function registerHealth(app: App, ctx: AppContext): void {

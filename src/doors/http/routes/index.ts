@@ -2,14 +2,21 @@
 import type { App, AppContext } from '../context.js';
 import { FreeAnswerCache } from '../free-cache.js';
 import { registerHealth } from './health.js';
-import { registerAggregateRoutes } from './aggregates.js';
-import { registerLookupRoutes } from './lookup.js';
-import { registerMetaRoutes } from './meta.js';
+import { registerChainsRoutes } from './chains.js';
+import { registerFeedRoute } from './feed.js';
+import { registerLeaderboardRoute } from './leaderboard.js';
+import { registerStatsRoutes } from './stats.js';
+import { registerSearchRoutes } from './search.js';
+import { registerWalletRoutes } from './wallets.js';
+import { registerPricingRoute } from './pricing.js';
+import { registerManifestoRoutes } from './manifesto.js';
+import { registerWellKnownRoutes } from './well-known.js';
+import { registerRefusalRoutes } from './refusals.js';
 import { registerDocsRoutes } from './docs.js';
 import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
 import { registerMcpRoutes } from './mcp.js';
-import { registerPaidRoutes } from './paid.js';
+import { registerPaidRoutes } from './reputation.js';
 
 /** Free routes served from precomputed bytes (free-cache.ts), by how their answer may be reused. */
 function registerFreeCache(app: App, ctx: AppContext): void {
@@ -19,7 +26,10 @@ function registerFreeCache(app: App, ctx: AppContext): void {
   for (const p of ['/leaderboard', '/stats/*', '/categories', '/search/*', '/badge/*']) {
     app.use(p, cache.middleware('generation'));
   }
-  app.use('/wallets/*', cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)));
+  app.use(
+    '/wallets/*',
+    cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)),
+  );
   // ... and of the clock (stale hours)
   for (const p of ['/health', '/chains', '/chains/*']) app.use(p, cache.middleware('live'));
   // static: built once per process
@@ -41,19 +51,33 @@ function registerFreeCache(app: App, ctx: AppContext): void {
 export function registerRoutes(app: App, ctx: AppContext): void {
   registerFreeCache(app, ctx);
   registerHealth(app, ctx);
-  // /chains, /chains/{network}, /feed, /leaderboard, /stats/*, /categories
-  registerAggregateRoutes(app, ctx);
-  // /search/{q}, /wallets/{wallet}/chains, /wallets/{wallet}/exists
-  registerLookupRoutes(app, ctx);
-  // /pricing, /manifesto, /workflows.json, /.well-known/*, /names/*, /auth*, /me*
-  registerMetaRoutes(app, ctx);
-  // metered: /reputation/*, /leaderboard/page behind the x402 paywall; GET /api (informative 402)
+  // /chains, /chains/{network}
+  registerChainsRoutes(app, ctx);
+  // /feed
+  registerFeedRoute(app, ctx);
+  // /leaderboard (the free first page; /leaderboard/page is metered, in reputation.ts)
+  registerLeaderboardRoute(app, ctx);
+  // /stats/facets, /stats/types, /stats/issuers, /categories
+  registerStatsRoutes(app, ctx);
+  // /search/{q}
+  registerSearchRoutes(app, ctx);
+  // /wallets/{wallet}/chains, /wallets/{wallet}/exists
+  registerWalletRoutes(app, ctx);
+  // /pricing
+  registerPricingRoute(app, ctx);
+  // /manifesto, /manifesto.md, /manifesto.es.md, /manifesto.html, /workflows.json
+  registerManifestoRoutes(app, ctx);
+  // /.well-known/oauth-protected-resource and the absent OAuth/OpenID documents
+  registerWellKnownRoutes(app, ctx);
+  // /names/resolve, /names/reverse, /auth*, /me* (documented 410 refusals)
+  registerRefusalRoutes(app, ctx);
+  // metered (METERED_ROUTES): /reputation/*, /leaderboard/page behind the x402 paywall; GET /api (informative 402)
   registerPaidRoutes(app, ctx);
   // /badge/{wallet}.svg
   registerBadgeRoutes(app, ctx);
-  // POST /a2a, /.well-known/agent-card.json, CORS preflight of /a2a and /mcp (not in the OpenAPI document)
+  // POST /a2a (not in the OpenAPI document), /.well-known/agent-card.json; the door CORS is in app.ts
   registerA2aRoutes(app, ctx);
-  // POST /mcp (after the A2A registration: its CORS middleware covers /mcp too; not in the OpenAPI document)
+  // POST /mcp (not in the OpenAPI document)
   registerMcpRoutes(app, ctx);
   // /openapi.json, /docs, /redoc (last: the document describes every route above)
   registerDocsRoutes(app, ctx);

@@ -28,11 +28,12 @@ import type { App, AppContext } from '../context.js';
 import { API_VERSION } from '../errors.js';
 import { inProcessCaller } from '../../mcp/results.js';
 import { buildMcpServer, TOOL_NAMES } from '../../mcp/tools.js';
+import { refuseOtherMethods } from '../../in-process.js';
 
 /** Longest request body read; a `tools/call` fits in a few kilobytes (a payment header included). */
-export const MCP_MAX_BODY_BYTES = 64 * 1024;
+const MCP_MAX_BODY_BYTES = 64 * 1024;
 
-export const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
+const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
 
 class BodyTooLarge extends Error {}
 
@@ -103,21 +104,16 @@ export function registerMcpRoutes(app: App, ctx: AppContext): void {
     }
   });
 
-  app.on(['GET', 'PUT', 'PATCH', 'DELETE'], '/mcp', (c) => {
-    c.header('Allow', 'POST, OPTIONS');
-    return c.json(
-      {
-        detail:
-          'Method Not Allowed: this is the MCP door (Streamable HTTP, stateless): POST JSON-RPC messages with ' +
-          'Content-Type: application/json and Accept: application/json, text/event-stream. No server-sent stream is offered.',
-      },
-      405,
-    );
-  });
+  refuseOtherMethods(
+    app,
+    '/mcp',
+    'Method Not Allowed: this is the MCP door (Streamable HTTP, stateless): POST JSON-RPC messages with ' +
+      'Content-Type: application/json and Accept: application/json, text/event-stream. No server-sent stream is offered.',
+  );
 }
 
 /** The error text of a `tools/call` whose name is not a tool of this server. */
-export function unknownToolText(name: string): string {
+function unknownToolText(name: string): string {
   return (
     `Tool ${JSON.stringify(name.slice(0, 100))} not found. The ${TOOL_NAMES.length} tools of this server are: ` +
     `${TOOL_NAMES.join(', ')} (tools/list describes each).`
@@ -150,7 +146,10 @@ function listToolsOnUnknownName(transport: WebStandardStreamableHTTPServerTransp
     if (name !== undefined) {
       unknown.delete(id!);
       if (m.result && m.result.isError === true) {
-        message = { ...m, result: { ...m.result, content: [{ type: 'text', text: unknownToolText(name) }] } } as unknown as Message;
+        message = {
+          ...m,
+          result: { ...m.result, content: [{ type: 'text', text: unknownToolText(name) }] },
+        } as unknown as Message;
       } else if (m.error && typeof m.error.message === 'string') {
         message = { ...m, error: { ...m.error, message: unknownToolText(name) } } as unknown as Message;
       }

@@ -8,7 +8,7 @@
  * Choices where the interface leaves room (documented in docs/API.md):
  *  - unknown `network` → 404 `unknown_network` with `known_networks`, exactly like
  *    `GET /chains/{network}` (the network is a path segment: an unknown one names no resource);
- *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalised "007" → "7";
+ *  - `agent_id` of the wrong shape for that chain (decimal counter on EVM, normalized "007" → "7";
  *    base58 on solana) → 422;
  *  - agent not indexed (no identity row and no rating) → 404 `{detail: 'agent not indexed'}`,
  *    checked in `validate` so the paywall never charges for it;
@@ -20,9 +20,8 @@
  *    `ratings` list, and `pagination` always declares it (total, returned, next_offset,
  *    next_cursor, truncated).
  */
-import type { AppContext } from '../context.js';
-import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { normaliseAgentId } from '../../../identifiers.js';
+import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
+import { normaliseAgentId } from '../identifiers.js';
 import {
   agentIsIndexed,
   formatCursor,
@@ -32,22 +31,22 @@ import {
   readChainBackfillComplete,
   type AgentRatingRow,
   type RatingCursor,
-} from '../../../read/agent.js';
-import { readAgentAggregates } from '../../../read/subject-aggregates.js';
-import { readChainPriors, readIndexFacetMeans } from '../../../read/subject.js';
-import { readRefreshMeta } from '../../../read/aggregates.js';
-import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../../../scoring/index.js';
+} from '../read/agent.js';
+import { readAgentAggregates } from '../read/subject-aggregates.js';
+import { readChainPriors, readIndexFacetMeans } from '../read/subject.js';
+import { readRefreshMeta } from '../read/aggregates.js';
+import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
 import {
   intQuery,
   invalidParam,
   iso,
   rejectUnknownQuery,
-  resolveNetwork,
   singleQuery,
   unknownNetworkResult,
 } from './common.js';
+import { resolveNetwork } from './params.js';
 
-export const AGENT_RATINGS_DEFAULT_LIMIT = 200;
+const AGENT_RATINGS_DEFAULT_LIMIT = 200;
 export const AGENT_RATINGS_MAX_LIMIT = 1000;
 
 export interface AgentDetailInput {
@@ -59,7 +58,7 @@ export interface AgentDetailInput {
 }
 
 /** One rating as served. */
-export function servedRating(r: AgentRatingRow, owner: string | null) {
+function servedRating(r: AgentRatingRow, owner: string | null) {
   return {
     tx_hash: r.tx_hash,
     block_number: r.block_number,
@@ -90,7 +89,7 @@ export function servedRating(r: AgentRatingRow, owner: string | null) {
 
 export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
   tier: 'agent-detail',
-  async validate(ctx: AppContext, req: RawPaidRequest): Promise<Validated<AgentDetailInput>> {
+  async validate(ctx: PaidContext, req: RawPaidRequest): Promise<Validated<AgentDetailInput>> {
     const rawNetwork = req.params.network ?? '';
     const network = resolveNetwork(ctx, rawNetwork);
     if (network === null) return unknownNetworkResult(ctx, rawNetwork);
@@ -138,7 +137,12 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         );
       }
       if (offset.value !== 0) {
-        return invalidParam(['query', 'offset'], 'Give offset or after, not both.', 'value_error', offset.value);
+        return invalidParam(
+          ['query', 'offset'],
+          'Give offset or after, not both.',
+          'value_error',
+          offset.value,
+        );
       }
     }
     if (!(await agentIsIndexed(ctx.db, network, agentId))) {
@@ -156,7 +160,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     };
   },
 
-  async run(ctx: AppContext, input: AgentDetailInput): Promise<PaidResult> {
+  async run(ctx: PaidContext, input: AgentDetailInput): Promise<PaidResult> {
     const { network, agentId } = input;
     const [agent, aggs, page, backfilled, meta, chainPriors, facetIndexMeans] = await Promise.all([
       readAgent(ctx.db, network, agentId),

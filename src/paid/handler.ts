@@ -5,7 +5,16 @@
  * `run` answers it. The paywall order is: challenge (no payment) → decode → verify → validate →
  * claim + settle → run → receipt.
  */
-import type { AppContext } from './context.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+
+/** What a paid handler may use (the HTTP door's AppContext is one). */
+export interface PaidContext {
+  config: Config;
+  db: Database;
+  /** Injectable clock (tests). */
+  now: () => Date;
+}
 
 export interface RawPaidRequest {
   /** Path parameters as received (not yet validated). */
@@ -24,7 +33,7 @@ export interface PaidResult {
 export interface PaidHandler<I> {
   /** The pricing tier id (src/payments/pricing.ts) this handler answers. */
   tier: string;
-  validate(ctx: AppContext, req: RawPaidRequest): Validated<I> | Promise<Validated<I>>;
+  validate(ctx: PaidContext, req: RawPaidRequest): Validated<I> | Promise<Validated<I>>;
   /** `payment` carries the settlement receipt (tx hash) when the call was paid, for snapshot rows. */
-  run(ctx: AppContext, input: I, payment: { receipt: string | null }): Promise<PaidResult>;
+  run(ctx: PaidContext, input: I, payment: { receipt: string | null }): Promise<PaidResult>;
 }

@@ -1,17 +1,16 @@
 /**
  * Shared validation pieces of the paid handlers: the contract's 422/404 bodies and strict
- * query-parameter parsing. Bodies have the same shapes as src/doors/http/errors.ts (which builds
- * them on a Hono Context; the handlers return plain values to the paywall).
+ * query-parameter parsing. The bodies come from params.ts, shared with the HTTP door (which wraps
+ * them in a Hono response; the handlers return plain values to the paywall).
  */
-import type { AppContext } from '../context.js';
-import type { RawPaidRequest, Validated } from '../paid-handlers.js';
-import { notAnAddressBody, type ValidationItem } from '../errors.js';
-import { parseWallet, type ParsedWallet } from '../../../identifiers.js';
+import type { PaidContext, RawPaidRequest, Validated } from './handler.js';
+import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from './params.js';
+import { parseWallet, type ParsedWallet } from '../identifiers.js';
 
 export type Invalid = Extract<Validated<never>, { ok: false }>;
 
 /** 422 `not_an_address`, the same body as every other door's. */
-export function notAnAddressResult(wallet: string): Invalid {
+function notAnAddressResult(wallet: string): Invalid {
   return { ok: false, status: 422, body: notAnAddressBody(wallet) };
 }
 
@@ -23,25 +22,8 @@ export function invalidParam(loc: (string | number)[], msg: string, type: string
 }
 
 /** 404 `unknown_network`, the body of `GET /chains/{network}` for an unknown chain. */
-export function unknownNetworkResult(ctx: AppContext, network: string): Invalid {
-  return {
-    ok: false,
-    status: 404,
-    body: {
-      detail: {
-        error: 'unknown_network',
-        network,
-        known_networks: ctx.config.chains.map((c) => c.network),
-        message: 'Not a chain this index holds. known_networks lists the valid slugs (GET /chains).',
-      },
-    },
-  };
-}
-
-/** The known slug for `raw` (case-insensitive), or null. */
-export function resolveNetwork(ctx: AppContext, raw: string): string | null {
-  const slug = raw.toLowerCase();
-  return ctx.config.chains.some((c) => c.network === slug) ? slug : null;
+export function unknownNetworkResult(ctx: PaidContext, network: string): Invalid {
+  return { ok: false, status: 404, body: unknownNetworkBody(ctx, network) };
 }
 
 /** The wallet path parameter, parsed, or the 422 `not_an_address` result. */

@@ -10,11 +10,11 @@
  *
  * A wallet with no data is a 200 with null scores and the `no-score` caveat, never a 404.
  */
-import type { AppContext } from '../context.js';
-import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import type { SubjectInputs } from '../../../read/subject.js';
-import { readSubjectAggregateInputs, type SubjectAggregateInputs } from '../../../read/subject-aggregates.js';
-import { insertSnapshot, inputsDigest } from '../../../read/snapshots.js';
+import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
+import type { SubjectInputs } from '../read/subject.js';
+import { readSubjectAggregateInputs, type SubjectAggregateInputs } from '../read/subject-aggregates.js';
+import { inputsDigest } from '../read/snapshots.js';
+import { insertSnapshot } from '../store/snapshots.js';
 import {
   ORDERING_POLICY,
   RATER_WEIGHT_POLICY,
@@ -24,7 +24,7 @@ import {
   round6,
   type SubjectContext,
   type SubjectScore,
-} from '../../../scoring/index.js';
+} from '../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
 
 export interface WalletProfileInput {
@@ -49,7 +49,8 @@ function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectConte
  * aggregates (what the routes serve, O(distinct raters)) or from raw rows (the reference).
  */
 export function scoreFromInputs(inputs: SubjectInputs | SubjectAggregateInputs): SubjectScore {
-  if ('aggregates' in inputs) return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, contextOf(inputs));
+  if ('aggregates' in inputs)
+    return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, contextOf(inputs));
   return scoreSubject(inputs.wallet, inputs.ratings, contextOf(inputs));
 }
 
@@ -66,7 +67,7 @@ export function walletProfileBody(inputs: SubjectInputs | SubjectAggregateInputs
 }
 
 function makeValidate(tier: 'wallet-lookup' | 'wallet-snapshot') {
-  return (_ctx: AppContext, req: RawPaidRequest): Validated<WalletProfileInput> => {
+  return (_ctx: PaidContext, req: RawPaidRequest): Validated<WalletProfileInput> => {
     const w = walletParam(req);
     if (!w.ok) return w;
     const extra = rejectUnknownQuery(req, ['snapshot']);
@@ -98,7 +99,7 @@ function makeValidate(tier: 'wallet-lookup' | 'wallet-snapshot') {
 }
 
 async function run(
-  ctx: AppContext,
+  ctx: PaidContext,
   input: WalletProfileInput,
   payment: { receipt: string | null },
 ): Promise<PaidResult> {
@@ -162,4 +163,21 @@ export const walletSnapshotHandler: PaidHandler<WalletProfileInput> = {
   tier: 'wallet-snapshot',
   validate: makeValidate('wallet-snapshot'),
   run,
+};
+
+/**
+ * The route's handler: one route priced by its query. The paywall charges the wallet-snapshot tier
+ * when the first `snapshot` value is exactly `true` (`when_query` in src/paid/index.ts), and this
+ * handler answers with the handler of that same tier, so price and answer never disagree.
+ */
+export const walletProfileRouteHandler: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
+  tier: 'wallet-lookup',
+  async validate(ctx, req) {
+    const handler = (req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler) as PaidHandler<unknown>;
+    const v = await handler.validate(ctx, req);
+    return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
+  },
+  run(ctx, { handler, input }, payment) {
+    return handler.run(ctx, input, payment);
+  },
 };

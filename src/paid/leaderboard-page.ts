@@ -5,14 +5,13 @@
  * identities that declare none); out of range or unknown parameters → 422. The total is not
  * published (`total: null`); `next_offset` is null once a page comes back short.
  */
-import type { AppContext } from '../context.js';
-import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../../../read/leaderboard.js';
-import { ORDERING_POLICY, POLICY_VERSION } from '../../../scoring/index.js';
+import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
+import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../read/leaderboard.js';
+import { ORDERING_POLICY, POLICY_VERSION } from '../scoring/index.js';
 import { intQuery, invalidParam, rejectUnknownQuery, singleQuery } from './common.js';
 
-export const LEADERBOARD_PAGE_MAX_LIMIT = 500;
-export const LEADERBOARD_TYPE_MAX_LENGTH = 200;
+const LEADERBOARD_PAGE_MAX_LIMIT = 500;
+const LEADERBOARD_TYPE_MAX_LENGTH = 200;
 
 export interface LeaderboardPageInput {
   offset: number;
@@ -22,7 +21,7 @@ export interface LeaderboardPageInput {
 
 export const leaderboardPageHandler: PaidHandler<LeaderboardPageInput> = {
   tier: 'leaderboard-deep',
-  validate(_ctx: AppContext, req: RawPaidRequest): Validated<LeaderboardPageInput> {
+  validate(_ctx: PaidContext, req: RawPaidRequest): Validated<LeaderboardPageInput> {
     const extra = rejectUnknownQuery(req, ['offset', 'limit', 'type']);
     if (extra) return extra;
     const offset = intQuery(req, 'offset', { min: 0, default: 0 });
@@ -48,7 +47,7 @@ export const leaderboardPageHandler: PaidHandler<LeaderboardPageInput> = {
     }
     return { ok: true, input: { offset: offset.value, limit: limit.value, type: type.value ?? null } };
   },
-  async run(ctx: AppContext, input: LeaderboardPageInput): Promise<PaidResult> {
+  async run(ctx: PaidContext, input: LeaderboardPageInput): Promise<PaidResult> {
     const ranking = await readLeaderboard(ctx.db, input);
     const rows = ranking.rows;
     return {

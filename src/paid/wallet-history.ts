@@ -4,16 +4,15 @@
  * `coverage.undated_reviews`, and beside it the served `final_score`, `confidence`, `caveats[]`
  * and `policy_version` of the same policy (with undated ratings the last point may sit below it).
  */
-import type { AppContext } from '../context.js';
-import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readSubjectAggregateInputs, readSubjectDays } from '../../../read/subject-aggregates.js';
+import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
+import { readSubjectAggregateInputs, readSubjectDays } from '../read/subject-aggregates.js';
 import {
   DEFAULT_HISTORY_BUCKET,
   HISTORY_BUCKETS,
   historyFromAggregates,
   undatedEligible,
   type HistoryBucket,
-} from '../../../scoring/index.js';
+} from '../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
 import { scoreFromInputs } from './wallet-profile.js';
 
@@ -24,7 +23,7 @@ export interface WalletHistoryInput {
 
 export const walletHistoryHandler: PaidHandler<WalletHistoryInput> = {
   tier: 'wallet-history',
-  validate(_ctx: AppContext, req: RawPaidRequest): Validated<WalletHistoryInput> {
+  validate(_ctx: PaidContext, req: RawPaidRequest): Validated<WalletHistoryInput> {
     const w = walletParam(req);
     if (!w.ok) return w;
     const extra = rejectUnknownQuery(req, ['bucket']);
@@ -37,7 +36,7 @@ export const walletHistoryHandler: PaidHandler<WalletHistoryInput> = {
     }
     return { ok: true, input: { wallet: w.wallet.address, bucket: bucket as HistoryBucket } };
   },
-  async run(ctx: AppContext, input: WalletHistoryInput): Promise<PaidResult> {
+  async run(ctx: PaidContext, input: WalletHistoryInput): Promise<PaidResult> {
     const [inputs, days] = await Promise.all([
       readSubjectAggregateInputs(ctx.db, input.wallet),
       readSubjectDays(ctx.db, input.wallet),

@@ -7,22 +7,21 @@
  * a tag1 counts for role R when it is exactly R or starts with `R:` (never a free `split(':')`).
  * Everything else is counted in `unknown_tag_count` — data, not an error.
  */
-import type { AppContext } from '../context.js';
-import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readEmittedAggregates } from '../../../read/subject-aggregates.js';
-import { POLICY_VERSION, raterStatsFromAggregates } from '../../../scoring/index.js';
+import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
+import { readEmittedAggregates } from '../read/subject-aggregates.js';
+import { POLICY_VERSION, raterStatsFromAggregates } from '../scoring/index.js';
 import { rejectUnknownQuery, walletParam } from './common.js';
 
 /** Declared rating directions (the emitters' `tag1` prefixes). Versioned with `ROLE_POLICY`. */
-export const RATER_ROLE_ALLOWLIST = Object.freeze([
+const RATER_ROLE_ALLOWLIST = Object.freeze([
   'agent_rating',
   'executor_rating',
   'worker_rating',
 ] as const);
-export const ROLE_POLICY = 'tag1-direction-allowlist@1';
+const ROLE_POLICY = 'tag1-direction-allowlist@1';
 
 /** The allowlisted role a tag1 declares, or null. */
-export function roleOf(tag1: string): string | null {
+function roleOf(tag1: string): string | null {
   for (const role of RATER_ROLE_ALLOWLIST) {
     if (tag1 === role || tag1.startsWith(`${role}:`)) return role;
   }
@@ -35,14 +34,14 @@ export interface RaterProfileInput {
 
 export const raterProfileHandler: PaidHandler<RaterProfileInput> = {
   tier: 'rater-profile',
-  validate(_ctx: AppContext, req: RawPaidRequest): Validated<RaterProfileInput> {
+  validate(_ctx: PaidContext, req: RawPaidRequest): Validated<RaterProfileInput> {
     const w = walletParam(req);
     if (!w.ok) return w;
     const extra = rejectUnknownQuery(req, []);
     if (extra) return extra;
     return { ok: true, input: { wallet: w.wallet.address } };
   },
-  async run(ctx: AppContext, input: RaterProfileInput): Promise<PaidResult> {
+  async run(ctx: PaidContext, input: RaterProfileInput): Promise<PaidResult> {
     // From the maintained (network, agent, rater[, tag1]) rows: O(agents rated), never O(ratings).
     const emitted = await readEmittedAggregates(ctx.db, input.wallet);
     const stats = raterStatsFromAggregates(input.wallet, emitted.rows, emitted.first, emitted.last);
