@@ -6,7 +6,7 @@
  */
 import type { AppContext } from '../context.js';
 import type { PaidHandler, PaidResult, RawPaidRequest, Validated } from '../paid-handlers.js';
-import { readSubjectAggregateInputs, readSubjectDays } from '../../../read/subject-aggregates.js';
+import { readSubjectHistoryInputs } from '../../../read/subject-aggregates.js';
 import {
   DEFAULT_HISTORY_BUCKET,
   HISTORY_BUCKETS,
@@ -38,10 +38,7 @@ export const walletHistoryHandler: PaidHandler<WalletHistoryInput> = {
     return { ok: true, input: { wallet: w.wallet.address, bucket: bucket as HistoryBucket } };
   },
   async run(ctx: AppContext, input: WalletHistoryInput): Promise<PaidResult> {
-    const [inputs, days] = await Promise.all([
-      readSubjectAggregateInputs(ctx.db, input.wallet),
-      readSubjectDays(ctx.db, input.wallet),
-    ]);
+    const { inputs, days } = await readSubjectHistoryInputs(ctx.db, input.wallet);
     const undated = undatedEligible(inputs.aggregates.raters, input.wallet);
     const history = historyFromAggregates(days, undated, input.wallet, input.bucket);
     const s = scoreFromInputs(inputs);
