@@ -28,6 +28,24 @@ function routeTemplate(c: Context<AppEnv>): string {
   return 'unmatched';
 }
 
+/**
+ * The path of a request URL, as `new URL(url).pathname` gives it, without parsing the URL on every
+ * request: Request URLs are already serialised absolute URLs (node-server builds them with the WHATWG
+ * parser unless the target is plain ASCII without dot segments or `%`), so the path is the text
+ * from the first `/` after `scheme://host` up to `?` or `#`.
+ */
+export function pathOfUrl(url: string): string {
+  const scheme = url.indexOf('://');
+  const start = scheme < 0 ? -1 : url.indexOf('/', scheme + 3);
+  if (start < 0) return new URL(url).pathname;
+  let end = url.length;
+  for (let i = start; i < end; i++) {
+    const ch = url.charCodeAt(i);
+    if (ch === 63 /* ? */ || ch === 35 /* # */) end = i;
+  }
+  return url.slice(start, end);
+}
+
 function stripV1(path: string): string {
   if (path === '/v1') return '/';
   return path.startsWith('/v1/') ? path.slice(3) : path;
@@ -70,7 +88,7 @@ export function createApp(ctx: AppContext): App {
  */
 export function createAppShell(ctx: AppContext): App {
   const app: App = new OpenAPIHono<AppEnv>({
-    getPath: (req) => stripV1(new URL(req.url).pathname),
+    getPath: (req) => stripV1(pathOfUrl(req.url)),
     // Invalid parameters are the contract's 422, never Hono's default 400.
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -145,7 +163,8 @@ export function createAppShell(ctx: AppContext): App {
         c.header('Retry-After', '1');
         return c.json(
           {
-            detail: 'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
+            detail:
+              'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
           },
           429,
         );
