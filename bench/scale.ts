@@ -67,6 +67,13 @@ const RATERS = 4_999;
 const PARTS = new Set(
   (process.env.BENCH_PARTS ?? 'paid,refresh,ingest,free').split(',').map((p) => p.trim()),
 );
+/**
+ * BENCH_KEEP_SCHEMA=name (PostgreSQL only, for profiling): load into that schema once and keep it;
+ * later runs with the same name reuse the loaded rows (the refresh/ingest parts add rows to it).
+ */
+const KEEP = /^[a-z_][a-z0-9_]{0,40}$/.test(process.env.BENCH_KEEP_SCHEMA ?? '')
+  ? process.env.BENCH_KEEP_SCHEMA!
+  : null;
 const NONE = { p50: NaN, p99: NaN };
 const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 
@@ -326,9 +333,14 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
     rateLimit: { rate: 1_000_000, burst: 1_000_000 },
   };
   await registerChains(db, config.chains);
-  await load(db);
-  const full0 = await refreshAggregates(db);
-  console.log(`first aggregate build (full): ${full0.millis} ms (${full0.wallets} scored wallets)`);
+  const [have] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ratings`);
+  if (KEEP && (have?.n ?? 0) > 0) {
+    console.log(`reusing the ${have?.n} ratings already in the kept schema (no load, no first build)`);
+  } else {
+    await load(db);
+    const full0 = await refreshAggregates(db);
+    console.log(`first aggregate build (full): ${full0.millis} ms (${full0.wallets} scored wallets)`);
+  }
   const ctx: AppContext = { config, db, now: () => new Date() };
 
   let bigProfile = NONE;
@@ -468,10 +480,10 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
 const url = process.env.BENCH_DB === 'pglite' ? null : (process.env.DATABASE_URL ?? null);
 configureLogging({ level: 'warn' });
 if (url) {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const schema = KEEP ?? `bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${schema}`);
   const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
@@ -483,7 +495,7 @@ if (url) {
     await run(db, 'PostgreSQL', u.toString());
   } finally {
     await db.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    if (!KEEP) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
   }
 } else {
