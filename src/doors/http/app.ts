@@ -117,6 +117,10 @@ export function createAppShell(ctx: AppContext): App {
         ? budgets.names
         : budgets.default;
 
+  // X-Forwarded-For only matters behind a trusted proxy: otherwise the request headers are not read.
+  const forwardedFor = (c: Context<AppEnv>): string | undefined =>
+    ctx.config.trustProxy ? c.req.header('x-forwarded-for') : undefined;
+
   // Access log and HTTP metrics around everything (429s and errors included). One line per
   // socket request: method, route template, status, ms, client, payment outcome; never a header
   // value, a query string or a raw path. In-process calls of the MCP/A2A doors log at debug and
@@ -128,7 +132,8 @@ export function createAppShell(ctx: AppContext): App {
     } finally {
       const ms = performance.now() - t0;
       const fromSocket = c.env?.incoming?.socket?.remoteAddress !== undefined;
-      const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+      // the rate-limit middleware below already computed it (when it ran)
+      const client = c.get('client') ?? clientKey(c.env, forwardedFor(c), ctx.config);
       const route = routeTemplate(c);
       const status = c.res.status;
       const payment = paymentOutcomeOf(c.req.raw);
@@ -154,7 +159,7 @@ export function createAppShell(ctx: AppContext): App {
     const budget = budgetFor(stripV1(c.req.path));
     c.header('Api-Version', API_VERSION);
     c.header('RateLimit-Policy', policyHeader(budget));
-    const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+    const client = clientKey(c.env, forwardedFor(c), ctx.config);
     // A call with no client (a test harness calling app.request with no env) is not limited.
     if (client !== undefined) {
       c.set('client', client);
