@@ -116,6 +116,8 @@ export function createAppShell(ctx: AppContext): App {
       : /^\/names\/(resolve|reverse)\/?$/.test(path)
         ? budgets.names
         : budgets.default;
+  // Each budget's RateLimit-Policy value, built once (it is set twice on every answer).
+  const policies = new Map<Budget, string>(Object.values(budgets).map((b) => [b, policyHeader(b)]));
 
   // X-Forwarded-For only matters behind a trusted proxy: otherwise the request headers are not read.
   const forwardedFor = (c: Context<AppEnv>): string | undefined =>
@@ -158,7 +160,8 @@ export function createAppShell(ctx: AppContext): App {
   app.use('*', async (c, next) => {
     const budget = budgetFor(stripV1(c.req.path));
     c.header('Api-Version', API_VERSION);
-    c.header('RateLimit-Policy', policyHeader(budget));
+    const policy = policies.get(budget)!;
+    c.header('RateLimit-Policy', policy);
     const client = clientKey(c.env, forwardedFor(c), ctx.config);
     // A call with no client (a test harness calling app.request with no env) is not limited.
     if (client !== undefined) {
@@ -178,7 +181,7 @@ export function createAppShell(ctx: AppContext): App {
     await next();
     // Handlers that build their own Response lose the headers set above; restore them.
     c.res.headers.set('Api-Version', API_VERSION);
-    c.res.headers.set('RateLimit-Policy', policyHeader(budget));
+    c.res.headers.set('RateLimit-Policy', policy);
   });
 
   app.notFound((c) => notFound(c));
