@@ -23,9 +23,16 @@ const run$ = promisify(execFile);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 5);
 const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
 await migrate(db);
-const config = { ...loadConfig({ INDEXER_PERIOD_SECONDS: '0' }), rateLimit: { rate: 1_000_000, burst: 1_000_000 } };
+const config = {
+  ...loadConfig({ INDEXER_PERIOD_SECONDS: '0' }),
+  rateLimit: { rate: 1_000_000, burst: 1_000_000 },
+};
 const ctx: AppContext = { config, db, now: () => new Date() };
-configureLogging({ level: 'info', pretty: false, destination: pino.destination({ dest: '/dev/null', sync: false }) });
+configureLogging({
+  level: 'info',
+  pretty: false,
+  destination: pino.destination({ dest: '/dev/null', sync: false }),
+});
 const server = await startHttpServer(ctx, { host: '127.0.0.1', port: 0 });
 const bare = new Hono();
 bare.get('/', (c) => c.json({ ok: true }));
@@ -35,14 +42,21 @@ const bareServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
 const rps = async (url: string) => {
   for (let k = 0; k < 300; k++) await (await fetch(url)).arrayBuffer();
   const { stdout } = await run$(join(process.cwd(), 'node_modules', '.bin', 'autocannon'), [
-    '-j', '-c', '50', '-d', String(SECONDS), url,
+    '-j',
+    '-c',
+    '50',
+    '-d',
+    String(SECONDS),
+    url,
   ]);
   return (JSON.parse(stdout) as { requests: { average: number } }).requests.average;
 };
 const b = await rps(`http://127.0.0.1:${(bareServer.address() as { port: number }).port}/`);
 const p = await rps(`${server.url}/pricing`);
 const h = await rps(`${server.url}/health`);
-console.log(`bare ${Math.round(b)} req/s, /pricing ${Math.round(p)} (${((100 * p) / b).toFixed(0)} %), /health ${Math.round(h)} (${((100 * h) / p).toFixed(0)} % of /pricing)`);
+console.log(
+  `bare ${Math.round(b)} req/s, /pricing ${Math.round(p)} (${((100 * p) / b).toFixed(0)} %), /health ${Math.round(h)} (${((100 * h) / p).toFixed(0)} % of /pricing)`,
+);
 await server.close();
 bareServer.close();
 await db.close();
