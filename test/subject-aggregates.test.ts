@@ -55,7 +55,17 @@ const A = (n: number) => `0x${String(n).repeat(40)}`;
 const ADDRS = [A(1), A(2), A(3), A(4), A(5)];
 const NETWORKS = ['base', 'ethereum', 'solana'];
 const AGENTS = ['1', '2', '3'];
-const VALUES = ['0', '100', '87.5', '62.695416666666666', '33.333333333333333333', '-3', '100.000000001', '50.10', '7'];
+const VALUES = [
+  '0',
+  '100',
+  '87.5',
+  '62.695416666666666',
+  '33.333333333333333333',
+  '-3',
+  '100.000000001',
+  '50.10',
+  '7',
+];
 const TAGS = ['', 'quality', 'agent_rating:x', 'speed'];
 
 type Op =
@@ -81,13 +91,21 @@ const rateItem = fc.record({
   agent: fc.constantFrom(...AGENTS),
   rater: fc.constantFrom(...ADDRS),
   value: fc.constantFrom(...VALUES),
-  time: fc.option(fc.integer({ min: Date.UTC(2024, 0, 1), max: Date.UTC(2024, 5, 1) }), { nil: null, freq: 5 }),
+  time: fc.option(fc.integer({ min: Date.UTC(2024, 0, 1), max: Date.UTC(2024, 5, 1) }), {
+    nil: null,
+    freq: 5,
+  }),
   tag: fc.constantFrom(...TAGS),
   revoked: fc.constantFrom(false, false, false, true),
 });
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.array(rateItem, { minLength: 1, maxLength: 8 }).map((items) => ({ kind: 'rate' as const, items })) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .array(rateItem, { minLength: 1, maxLength: 8 })
+      .map((items) => ({ kind: 'rate' as const, items })),
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -105,7 +123,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       agent: fc.constantFrom(...AGENTS),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('revoke' as const), pick: fc.nat(), revoked: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('revoke' as const), pick: fc.nat(), revoked: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('rollback' as const), keep: fc.nat({ max: 40 }) }) },
 );
 
@@ -199,6 +220,16 @@ const REFERENCE: Record<string, { live: string; full: string }> = {
                   count(*) FILTER (WHERE NOT revoked AND NOT ${LIVE}) AS ood_count
              FROM ratings r GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`,
   },
+  live_agent_tag: {
+    live: `SELECT network, agent_id, tag1, live_count, trim_scale(live_sum)::text AS s, revoked_count, ood_count, live_raters
+             FROM live_agent_tag ORDER BY 1, 2, 3`,
+    full: `SELECT network, agent_id, tag1, count(*) FILTER (WHERE ${LIVE}) AS live_count,
+                  trim_scale(coalesce(sum(value) FILTER (WHERE ${LIVE}), 0))::text AS s,
+                  count(*) FILTER (WHERE revoked) AS revoked_count,
+                  count(*) FILTER (WHERE NOT revoked AND NOT ${LIVE}) AS ood_count,
+                  count(DISTINCT rater) FILTER (WHERE ${LIVE}) AS live_raters
+             FROM ratings r GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+  },
   live_agent_day: {
     live: `SELECT network, agent_id, to_char(day, 'YYYY-MM-DD') AS day, eligible_count, trim_scale(eligible_sum)::text AS s
              FROM live_agent_day ORDER BY 1, 2, 3`,
@@ -229,7 +260,13 @@ const REFERENCE: Record<string, { live: string; full: string }> = {
  * subjects over the rater's ELIGIBLE ratings, each judged against its own subject.
  */
 async function referenceRaterWeights(): Promise<Map<string, number>> {
-  const rows = await db.query<{ rater: string; value: string; revoked: boolean; owner: string | null; key: string }>(
+  const rows = await db.query<{
+    rater: string;
+    value: string;
+    revoked: boolean;
+    owner: string | null;
+    key: string;
+  }>(
     `SELECT r.rater, r.value::text AS value, r.revoked, a.owner, r.network || ':' || r.agent_id AS key
        FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`,
   );
@@ -258,7 +295,9 @@ async function checkAgainstRows(): Promise<void> {
     identities: inputs.identities,
   });
 
-  const owners = await db.query<{ owner: string }>('SELECT DISTINCT owner FROM agents WHERE owner IS NOT NULL');
+  const owners = await db.query<{ owner: string }>(
+    'SELECT DISTINCT owner FROM agents WHERE owner IS NOT NULL',
+  );
   for (const { owner } of owners) {
     const rowsIn = await readSubjectInputs(db, owner);
     const aggIn = await readSubjectAggregateInputs(db, owner);
@@ -271,9 +310,9 @@ async function checkAgainstRows(): Promise<void> {
     expect(fromAggs).toEqual(fromRows);
     for (const bucket of ['week', 'month'] as const) {
       const days = await readSubjectDays(db, owner);
-      expect(historyFromAggregates(days, undatedEligible(aggIn.aggregates.raters, owner), owner, bucket)).toEqual(
-        historyPoints(rowsIn.ratings, owner, bucket),
-      );
+      expect(
+        historyFromAggregates(days, undatedEligible(aggIn.aggregates.raters, owner), owner, bucket),
+      ).toEqual(historyPoints(rowsIn.ratings, owner, bucket));
     }
   }
 
@@ -304,7 +343,10 @@ async function checkAgainstRows(): Promise<void> {
       ctx,
     );
     expect(
-      scoreSubjectFromAggregates(a.owner ?? '', aggs.aggregates, { ...ctx, raterSubjectCounts: aggs.raterSubjectCounts }),
+      scoreSubjectFromAggregates(a.owner ?? '', aggs.aggregates, {
+        ...ctx,
+        raterSubjectCounts: aggs.raterSubjectCounts,
+      }),
     ).toEqual(fromRows);
   }
 
@@ -343,7 +385,15 @@ describe('bit-identical answers across re-indexings', () => {
   it('the same ratings ingested in two orders and batchings give byte-identical paid bodies and digests', async () => {
     const items: Extract<Op, { kind: 'rate' }>['items'] = [];
     // Values whose float running sums depend on order (0.1-style fractions, long thirds).
-    const vals = ['62.695416666666666', '33.333333333333333333', '0.1', '0.2', '87.5', '99.99', '1.000000000000001'];
+    const vals = [
+      '62.695416666666666',
+      '33.333333333333333333',
+      '0.1',
+      '0.2',
+      '87.5',
+      '99.99',
+      '1.000000000000001',
+    ];
     for (let i = 0; i < 60; i++) {
       items.push({
         network: NETWORKS[i % 2] as string,
@@ -401,10 +451,14 @@ describe('paid handlers over the maintained aggregates', () => {
   const W = A(6);
   const R = A(7);
   const Q = A(8);
-  const ctx = () => ({ config: loadConfig({ INDEXER_PERIOD_SECONDS: '0' }), db, now: () => new Date() }) as AppContext;
+  const ctx = () =>
+    ({ config: loadConfig({ INDEXER_PERIOD_SECONDS: '0' }), db, now: () => new Date() }) as AppContext;
   const call = async (tier: string, params: Record<string, string>, query: Record<string, string> = {}) => {
     const h = paidHandlers[tier] as PaidHandler<unknown>;
-    const req: RawPaidRequest = { params, query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])) };
+    const req: RawPaidRequest = {
+      params,
+      query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])),
+    };
     const v = await h.validate(ctx(), req);
     if (!v.ok) return { status: v.status, body: v.body as any };
     const r = await h.run(ctx(), v.input, { receipt: null });
@@ -415,13 +469,31 @@ describe('paid handlers over the maintained aggregates', () => {
       `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
                             value, block_number, block_time, revoked)
        VALUES ('base', $1, $2, $3, $4, $5::bigint, 0, 0, $6, $5::bigint, $7, $8)`,
-      [`0x${block.toString(16).padStart(64, '0')}`, logIndex, agent, rater, block, value, new Date(Date.UTC(2025, 0, 1) + block * 60_000), revoked],
+      [
+        `0x${block.toString(16).padStart(64, '0')}`,
+        logIndex,
+        agent,
+        rater,
+        block,
+        value,
+        new Date(Date.UTC(2025, 0, 1) + block * 60_000),
+        revoked,
+      ],
     );
 
   it("weighted_score: junk (self, revoked, out-of-domain) ratings never raise a rater's weight", async () => {
     await reset();
-    for (const [agent, owner] of [['1', W], ['2', A(1)], ['3', A(2)], ['5', R]] as const) {
-      await db.query('INSERT INTO agents (network, agent_id, owner) VALUES ($1, $2, $3)', ['base', agent, owner]);
+    for (const [agent, owner] of [
+      ['1', W],
+      ['2', A(1)],
+      ['3', A(2)],
+      ['5', R],
+    ] as const) {
+      await db.query('INSERT INTO agents (network, agent_id, owner) VALUES ($1, $2, $3)', [
+        'base',
+        agent,
+        owner,
+      ]);
     }
     await rate('1', R, '100', 1);
     await rate('1', Q, '0', 2);
@@ -441,7 +513,8 @@ describe('paid handlers over the maintained aggregates', () => {
     await reset();
     await db.query("INSERT INTO agents (network, agent_id, owner) VALUES ('base', '1', $1)", [W]);
     const blocks = [5, 5, 9, 12, 12, 12, 20];
-    for (let i = 0; i < blocks.length; i++) await rate('1', i % 2 ? R : Q, String(10 * i), blocks[i] as number, i);
+    for (let i = 0; i < blocks.length; i++)
+      await rate('1', i % 2 ? R : Q, String(10 * i), blocks[i] as number, i);
     const expected = await db.query<{ tx_hash: string }>(
       "SELECT tx_hash, log_index FROM ratings WHERE network = 'base' AND agent_id = '1' ORDER BY block_number, log_index, tx_hash",
     );
@@ -455,14 +528,20 @@ describe('paid handlers over the maintained aggregates', () => {
       expect(body.ratings.length).toBeLessThanOrEqual(3);
       expect(body.pagination.total).toBe(blocks.length);
       expect(body.total_reviews).toBe(blocks.length);
-      seen.push(...body.ratings.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}/${r.log_index}`));
+      seen.push(
+        ...body.ratings.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}/${r.log_index}`),
+      );
       after = body.pagination.next_cursor;
       if (after === null) break;
     }
     expect(seen).toEqual(expected.map((r: any) => `${r.tx_hash}/${r.log_index}`));
     const bad = await call('agent-detail', { network: 'base', agent_id: '1' }, { after: 'nope' });
     expect(bad.status).toBe(422);
-    const both = await call('agent-detail', { network: 'base', agent_id: '1' }, { after: '5.0.0xab', offset: '2' });
+    const both = await call(
+      'agent-detail',
+      { network: 'base', agent_id: '1' },
+      { after: '5.0.0xab', offset: '2' },
+    );
     expect(both.status).toBe(422);
     const all = await call('agent-detail', { network: 'base', agent_id: '1' }, { limit: '0' });
     expect(all.body.pagination.limit).toBe(AGENT_RATINGS_MAX_LIMIT);

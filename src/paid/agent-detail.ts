@@ -26,15 +26,11 @@ import {
   agentIsIndexed,
   formatCursor,
   parseCursor,
-  readAgent,
   readAgentRatingsPage,
-  readChainBackfillComplete,
   type AgentRatingRow,
   type RatingCursor,
 } from '../read/agent.js';
-import { readAgentAggregates } from '../read/subject-aggregates.js';
-import { readChainPriors, readIndexFacetMeans } from '../read/subject.js';
-import { readRefreshMeta } from '../read/aggregates.js';
+import { readAgentDetailInputs } from '../read/subject-aggregates.js';
 import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
 import {
   intQuery,
@@ -162,20 +158,18 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
 
   async run(ctx: PaidContext, input: AgentDetailInput): Promise<PaidResult> {
     const { network, agentId } = input;
-    const [agent, aggs, page, backfilled, meta, chainPriors, facetIndexMeans] = await Promise.all([
-      readAgent(ctx.db, network, agentId),
-      readAgentAggregates(ctx.db, network, agentId),
+    // Two statements: the identity, aggregates and index-wide inputs in one, the page in the other.
+    const [aggs, page] = await Promise.all([
+      readAgentDetailInputs(ctx.db, network, agentId),
       // One row past the page says whether another page follows.
       readAgentRatingsPage(ctx.db, network, agentId, {
         limit: input.limit + 1,
         offset: input.offset,
         after: input.after,
       }),
-      readChainBackfillComplete(ctx.db, network),
-      readRefreshMeta(ctx.db),
-      readChainPriors(ctx.db),
-      readIndexFacetMeans(ctx.db),
     ]);
+    const { agent, backfilled, chainPriors, facetIndexMeans } = aggs;
+    const meta = { prior: aggs.prior };
     const total = aggs.total;
     if (agent === null && total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
     const owner = agent?.owner ?? null;

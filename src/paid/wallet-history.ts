@@ -5,7 +5,7 @@
  * and `policy_version` of the same policy (with undated ratings the last point may sit below it).
  */
 import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
-import { readSubjectAggregateInputs, readSubjectDays } from '../read/subject-aggregates.js';
+import { readSubjectHistoryInputs } from '../read/subject-aggregates.js';
 import {
   DEFAULT_HISTORY_BUCKET,
   HISTORY_BUCKETS,
@@ -37,10 +37,7 @@ export const walletHistoryHandler: PaidHandler<WalletHistoryInput> = {
     return { ok: true, input: { wallet: w.wallet.address, bucket: bucket as HistoryBucket } };
   },
   async run(ctx: PaidContext, input: WalletHistoryInput): Promise<PaidResult> {
-    const [inputs, days] = await Promise.all([
-      readSubjectAggregateInputs(ctx.db, input.wallet),
-      readSubjectDays(ctx.db, input.wallet),
-    ]);
+    const { inputs, days } = await readSubjectHistoryInputs(ctx.db, input.wallet);
     const undated = undatedEligible(inputs.aggregates.raters, input.wallet);
     const history = historyFromAggregates(days, undated, input.wallet, input.bucket);
     const s = scoreFromInputs(inputs);

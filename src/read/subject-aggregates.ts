@@ -6,6 +6,7 @@
  * (network, agent_id, block_time); a keyset page of an agent's ratings). Parameterised; no scoring.
  */
 import type { Queryable } from '../db/database.js';
+import type { AgentRow } from './agent.js';
 import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
@@ -15,8 +16,6 @@ import type {
   IdentityChain,
   SubjectAggregates,
 } from '../scoring/index.js';
-import { readRefreshMeta } from './aggregates.js';
-import { readChainPriors, readIndexFacetMeans, readSubjectIdentities } from './subject.js';
 
 export interface Checkpoint {
   network: string;
@@ -49,7 +48,7 @@ function raterRow(r: Record<string, unknown>): AgentRaterAggregate {
     rater: String(r.rater),
     liveCount: Number(r.live_count),
     liveSum: String(r.live_sum),
-    liveSumSq: String(r.live_sumsq),
+    ...(r.live_sumsq === undefined ? {} : { liveSumSq: String(r.live_sumsq) }),
     liveUndated: Number(r.live_undated),
     revokedCount: Number(r.revoked_count),
     oodCount: Number(r.ood_count),
@@ -57,19 +56,43 @@ function raterRow(r: Record<string, unknown>): AgentRaterAggregate {
 }
 
 /**
- * Facet totals of a set of agents, split against each agent's current owner (no owner: nobody is
- * self), one row per tag1: what facets need, whatever the number of raters.
+ * Facet totals of a set of agents that share one owner (`owner`, an SQL expression; NULL: nobody is
+ * self), one row per tag1: what facets need, whatever the number of raters. The rows are first
+ * summed per (tag1, rater) by hash (so "distinct raters" is a plain count, with no sort of every
+ * row), then per tag1.
  */
-const FACET_TOTALS = (from: string, where: string) => `
-  SELECT t.tag1,
-         coalesce(sum(t.live_count) FILTER (WHERE t.rater <> coalesce(a.owner, '')), 0) AS eligible_count,
-         coalesce(sum(t.live_sum) FILTER (WHERE t.rater <> coalesce(a.owner, '')), 0)::text AS eligible_sum,
-         count(DISTINCT t.rater) FILTER (WHERE t.rater <> coalesce(a.owner, '') AND t.live_count > 0) AS distinct_raters,
-         coalesce(sum(t.live_count) FILTER (WHERE t.rater = a.owner), 0) AS self_count,
-         sum(t.revoked_count) AS revoked_count, sum(t.ood_count) AS ood_count
+const FACET_TOTALS = (from: string, where: string, owner: string) => `
+  SELECT g.tag1,
+         coalesce(sum(g.live_count) FILTER (WHERE g.rater <> coalesce(${owner}, '')), 0) AS eligible_count,
+         coalesce(sum(g.live_sum) FILTER (WHERE g.rater <> coalesce(${owner}, '')), 0)::text AS eligible_sum,
+         count(*) FILTER (WHERE g.rater <> coalesce(${owner}, '') AND g.live_count > 0) AS distinct_raters,
+         coalesce(sum(g.live_count) FILTER (WHERE g.rater = ${owner}), 0) AS self_count,
+         sum(g.revoked_count) AS revoked_count, sum(g.ood_count) AS ood_count
+    FROM (SELECT t.tag1, t.rater, sum(t.live_count) AS live_count, sum(t.live_sum) AS live_sum,
+                 sum(t.revoked_count) AS revoked_count, sum(t.ood_count) AS ood_count
+            FROM ${from}
+           WHERE ${where}
+           GROUP BY t.tag1, t.rater) g
+   GROUP BY g.tag1`;
+
+/**
+ * The same facet totals for agents `a` of `from` from the maintained per-(agent, tag1) totals
+ * (migration 0070): O(tags) rows per agent, the owner's own per-(agent, rater, tag1) rows
+ * subtracted for the self/eligible split. Exact only when no rater can count twice, i.e. for ONE
+ * agent: a subject with several agents reads FACET_TOTALS (a rater of two of its agents is one
+ * distinct rater of the facet).
+ */
+const FACET_ONE_AGENT = (from: string, owner: string) => `
+  SELECT lt.tag1,
+         lt.live_count - coalesce(s.live_count, 0) AS eligible_count,
+         (lt.live_sum - coalesce(s.live_sum, 0))::text AS eligible_sum,
+         lt.live_raters - (CASE WHEN coalesce(s.live_count, 0) > 0 THEN 1 ELSE 0 END) AS distinct_raters,
+         coalesce(s.live_count, 0) AS self_count,
+         lt.revoked_count, lt.ood_count
     FROM ${from}
-   WHERE ${where}
-   GROUP BY t.tag1`;
+    JOIN live_agent_tag lt ON lt.network = a.network AND lt.agent_id = a.agent_id
+    LEFT JOIN live_agent_rater_tag s
+      ON s.network = lt.network AND s.agent_id = lt.agent_id AND s.rater = ${owner} AND s.tag_key = lt.tag_key`;
 
 function facetRow(r: Record<string, unknown>): FacetAggregate {
   return {
@@ -107,105 +130,255 @@ function weightsOf(rows: readonly Record<string, unknown>[], owner: string): Map
   return out;
 }
 
-/** s for each of these raters (absent = no eligible rating anywhere). */
-export async function readRaterWeights(db: Queryable, raters: readonly string[]): Promise<Map<string, number>> {
-  if (raters.length === 0) return new Map();
-  const rows = await db.query<{ rater: string; subjects: number | bigint }>(
-    `SELECT rater, subjects FROM live_rater WHERE rater = ANY($1::text[])`,
-    [[...new Set(raters)]],
-  );
-  return new Map(rows.map((r) => [r.rater, Number(r.subjects)]));
-}
-
-/** chains.last_scanned_block of these networks, network order. */
-export async function readCheckpoints(db: Queryable, networks: readonly string[]): Promise<Checkpoint[]> {
-  if (networks.length === 0) return [];
-  const rows = await db.query<{ network: string; last_scanned_block: number | bigint | null }>(
-    `SELECT network, last_scanned_block FROM chains WHERE network = ANY($1::text[]) ORDER BY network`,
-    [[...new Set(networks)]],
-  );
-  return rows.map((r) => ({
-    network: r.network,
-    last_scanned_block: r.last_scanned_block === null ? null : Number(r.last_scanned_block),
-  }));
-}
-
 const ELIGIBLE_PROBE = `r.block_time IS NOT NULL AND NOT r.revoked AND r.value >= 0 AND r.value <= 100
   AND r.rater <> coalesce(a.owner, '')`;
 
-/** First and last ELIGIBLE rating of the given agents (two index probes per agent). */
-async function readEligibleSpan(
-  db: Queryable,
-  agentsWhere: string,
-  params: unknown[],
-): Promise<{ first: Date | null; last: Date | null }> {
-  const [row] = await db.query<{ first: Date | null; last: Date | null }>(
-    `SELECT min(f.t) AS first, max(l.t) AS last
-       FROM agents a
-       LEFT JOIN LATERAL (SELECT r.block_time AS t FROM ratings r
-                           WHERE r.network = a.network AND r.agent_id = a.agent_id AND ${ELIGIBLE_PROBE}
-                           ORDER BY r.block_time ASC LIMIT 1) f ON TRUE
-       LEFT JOIN LATERAL (SELECT r.block_time AS t FROM ratings r
-                           WHERE r.network = a.network AND r.agent_id = a.agent_id AND ${ELIGIBLE_PROBE}
-                           ORDER BY r.block_time DESC LIMIT 1) l ON TRUE
-      WHERE ${agentsWhere}`,
-    params,
-  );
-  return { first: row?.first ?? null, last: row?.last ?? null };
+/**
+ * The parts of the ONE statement that reads a subject's answer: every per-subject read keyed by the
+ * owned agents (`own`), and the index-wide inputs (prior, chain priors, facet means), each
+ * aggregated into a JSON column so one round trip brings everything back (the answer of a small
+ * subject is dominated by round trips, not by rows). Numbers that must stay exact travel as text.
+ */
+const SUBJECT_SQL = (withDays: boolean) => `
+  WITH own AS MATERIALIZED (SELECT network, agent_id, owner FROM agents WHERE owner = $1),
+  rr AS MATERIALIZED (
+    SELECT ar.network, ar.agent_id, ar.rater, ar.live_count, ar.live_sum::text AS live_sum,
+           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects
+      FROM own a
+      JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
+      LEFT JOIN live_rater lr ON lr.rater = ar.rater),
+  span AS (${SPAN_SQL('own a')})
+  SELECT
+    (SELECT json_agg(json_build_array(network, agent_id, rater, live_count, live_sum, live_undated,
+                                      revoked_count, ood_count, subjects)) FROM rr) AS raters,
+    (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
+                                      f.revoked_count, f.ood_count))
+       FROM (SELECT * FROM (${FACET_ONE_AGENT('own a', '$1::text')}) one WHERE (SELECT count(*) FROM own) = 1
+             UNION ALL
+             SELECT * FROM (${FACET_TOTALS('own a JOIN live_agent_rater_tag t ON t.network = a.network AND t.agent_id = a.agent_id', 'TRUE', '$1::text')}) many
+              WHERE (SELECT count(*) FROM own) <> 1) f) AS facets,
+    (SELECT json_agg(json_build_array(network, agent_id) ORDER BY network, agent_id) FROM own) AS identities,
+    span.first, span.last,
+    ${GLOBAL_COLUMNS},
+    (SELECT json_agg(json_build_array(c.network, c.last_scanned_block) ORDER BY c.network)
+       FROM chains c WHERE c.network IN (SELECT network FROM own)) AS checkpoints,
+    (SELECT count(*)::int FROM chains c
+      WHERE c.network IN (SELECT network FROM rr) AND NOT c.backfill_complete) AS incomplete
+    ${
+      withDays
+        ? `, (SELECT json_agg(json_build_array(x.network, x.day, x.n, x.s))
+             FROM (SELECT d.network, to_char(d.day, 'YYYY-MM-DD') AS day, sum(d.eligible_count) AS n,
+                          sum(d.eligible_sum)::text AS s
+                     FROM own a JOIN live_agent_day d ON d.network = a.network AND d.agent_id = a.agent_id
+                    WHERE d.eligible_count > 0
+                    GROUP BY d.network, d.day) x) AS days`
+        : ''
+    }
+    FROM span`;
+
+/** The index-wide inputs of every scored answer (refresh meta prior, chain priors, facet means). */
+const GLOBAL_COLUMNS = `(SELECT value FROM agg_meta WHERE meta_key = 'refresh') AS meta,
+    (SELECT json_agg(json_build_array(network, prior)) FROM agg_chain) AS chain_priors,
+    (SELECT json_agg(json_build_array(tag1, mean)) FROM agg_facet WHERE network = '*') AS facet_means`;
+
+/** First and last ELIGIBLE rating of the agents `a` of `from` (two index probes per agent). */
+const SPAN_SQL = (from: string) => `
+    SELECT min(f.t) AS first, max(l.t) AS last
+      FROM ${from}
+      LEFT JOIN LATERAL (SELECT r.block_time AS t FROM ratings r
+                          WHERE r.network = a.network AND r.agent_id = a.agent_id AND ${ELIGIBLE_PROBE}
+                          ORDER BY r.block_time ASC LIMIT 1) f ON TRUE
+      LEFT JOIN LATERAL (SELECT r.block_time AS t FROM ratings r
+                          WHERE r.network = a.network AND r.agent_id = a.agent_id AND ${ELIGIBLE_PROBE}
+                          ORDER BY r.block_time DESC LIMIT 1) l ON TRUE`;
+
+type Json = unknown[][] | null;
+const rowsOf = (v: unknown): unknown[][] => (Array.isArray(v) ? (v as unknown[][]) : []);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function jsonRaterRow(r: unknown[]): Record<string, unknown> {
+  // no live_sumsq: only the rater profile (readEmittedAggregates) needs it
+  const [network, agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects] =
+    r;
+  return { network, agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects };
 }
 
-/** All the inputs of one subject's scored answer, from the maintained aggregates. */
-export async function readSubjectAggregateInputs(db: Queryable, wallet: string): Promise<SubjectAggregateInputs> {
-  const [raterRows, tagRows, identities, span, meta, chainPriors, facetIndexMeans] = await Promise.all([
-    db.query<Record<string, unknown>>(
-      `SELECT ${RATER_COLS}, lr.subjects FROM agents a
-         JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
-         LEFT JOIN live_rater lr ON lr.rater = ar.rater
-        WHERE a.owner = $1`,
-      [wallet],
-    ),
-    db.query<Record<string, unknown>>(
-      FACET_TOTALS(
-        'agents a JOIN live_agent_rater_tag t ON t.network = a.network AND t.agent_id = a.agent_id',
-        'a.owner = $1',
-      ),
-      [wallet],
-    ),
-    readSubjectIdentities(db, wallet),
-    readEligibleSpan(db, 'a.owner = $1', [wallet]),
-    readRefreshMeta(db),
-    readChainPriors(db),
-    readIndexFacetMeans(db),
-  ]);
-  const raters = raterRows.map(raterRow);
-  const ratedNetworks = [...new Set(raters.map((r) => r.network))];
-  const raterSubjectCounts = weightsOf(raterRows, wallet);
-  const [checkpoints, incomplete] = await Promise.all([
-    readCheckpoints(db, [...ratedNetworks, ...identities.map((i) => i.network)]),
-    readIncompleteChains(db, ratedNetworks),
-  ]);
-  const degraded = incomplete > 0;
+function jsonFacetRow(r: unknown[]): Record<string, unknown> {
+  const [tag1, eligible_count, eligible_sum, distinct_raters, self_count, revoked_count, ood_count] = r;
+  return { tag1, eligible_count, eligible_sum, distinct_raters, self_count, revoked_count, ood_count };
+}
+
+/** Prior, chain priors and facet means from the GLOBAL_COLUMNS of a row. */
+function globalsOf(row: Record<string, unknown>): {
+  prior: number | null;
+  chainPriors: Map<string, number | null>;
+  facetIndexMeans: Map<string, number | null>;
+} {
+  const meta = row.meta as { prior?: number | null } | null | undefined;
   return {
-    wallet,
-    aggregates: { raters, facets: tagRows.map(facetRow), firstEligibleAt: span.first, lastEligibleAt: span.last },
-    identities,
-    raterSubjectCounts,
-    prior: meta.prior,
-    chainPriors,
-    facetIndexMeans,
-    degraded,
-    checkpoints,
+    prior: meta?.prior ?? null,
+    chainPriors: new Map(rowsOf(row.chain_priors).map(([n, p]) => [String(n), numOrNull(p)])),
+    facetIndexMeans: new Map(rowsOf(row.facet_means).map(([t, m]) => [String(t), numOrNull(m)])),
   };
 }
 
-/** How many of these chains have not completed their backfill. */
-async function readIncompleteChains(db: Queryable, networks: readonly string[]): Promise<number> {
-  if (networks.length === 0) return 0;
-  const [row] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM chains WHERE network = ANY($1::text[]) AND NOT backfill_complete`,
-    [networks],
-  );
-  return row?.n ?? 0;
+/** A timestamptz column (a Date from the driver; a string on a driver that leaves it as text). */
+function dateOf(v: unknown): Date | null {
+  if (v === null || v === undefined) return null;
+  return v instanceof Date ? v : new Date(String(v));
+}
+
+async function readSubjectRow(
+  db: Queryable,
+  wallet: string,
+  withDays: boolean,
+): Promise<Record<string, unknown>> {
+  const [row] = await db.query<Record<string, unknown>>(SUBJECT_SQL(withDays), [wallet]);
+  return row ?? {};
+}
+
+function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectAggregateInputs {
+  const raterRows = rowsOf(row.raters as Json).map(jsonRaterRow);
+  const raters = raterRows.map(raterRow);
+  const byChain = new Map<string, string[]>();
+  for (const [network, agentId] of rowsOf(row.identities as Json)) {
+    const list = byChain.get(String(network)) ?? [];
+    list.push(String(agentId));
+    byChain.set(String(network), list);
+  }
+  const g = globalsOf(row);
+  return {
+    wallet,
+    aggregates: {
+      raters,
+      facets: rowsOf(row.facets as Json).map((f) => facetRow(jsonFacetRow(f))),
+      firstEligibleAt: dateOf(row.first),
+      lastEligibleAt: dateOf(row.last),
+    },
+    identities: [...byChain.entries()].map(([network, agentIds]) => ({ network, agentIds })),
+    raterSubjectCounts: weightsOf(raterRows, wallet),
+    prior: g.prior,
+    chainPriors: g.chainPriors,
+    facetIndexMeans: g.facetIndexMeans,
+    degraded: Number(row.incomplete ?? 0) > 0,
+    checkpoints: rowsOf(row.checkpoints as Json).map(([network, b]) => ({
+      network: String(network),
+      last_scanned_block: numOrNull(b),
+    })),
+  };
+}
+
+/**
+ * All the inputs of one subject's scored answer, from the maintained aggregates, in ONE statement
+ * (one round trip): the (agent, rater) rows with each rater's s, facet totals, identities, the
+ * first/last eligible rating, prior, chain priors, facet means, checkpoints and backfill state.
+ */
+export async function readSubjectAggregateInputs(
+  db: Queryable,
+  wallet: string,
+): Promise<SubjectAggregateInputs> {
+  return subjectInputsOf(wallet, await readSubjectRow(db, wallet, false));
+}
+
+/** `readSubjectAggregateInputs` and the subject's per-day history rows, in the same one statement. */
+export async function readSubjectHistoryInputs(
+  db: Queryable,
+  wallet: string,
+): Promise<{ inputs: SubjectAggregateInputs; days: HistoryDayAggregate[] }> {
+  const row = await readSubjectRow(db, wallet, true);
+  return {
+    inputs: subjectInputsOf(wallet, row),
+    days: rowsOf(row.days as Json).map(([network, day, n, s]) => ({
+      network: String(network),
+      day: new Date(`${String(day)}T00:00:00.000Z`),
+      count: Number(n),
+      sum: String(s),
+    })),
+  };
+}
+
+/** Everything the agent detail needs besides its ratings page, read in ONE statement. */
+export interface AgentDetailInputs {
+  agent: AgentRow | null;
+  aggregates: SubjectAggregates;
+  raterSubjectCounts: Map<string, number>;
+  /** Every rating of the agent (live + revoked + out of domain), from the aggregates. */
+  total: number;
+  /** chains.backfill_complete of the agent's network (false when the chain is unknown). */
+  backfilled: boolean;
+  prior: number | null;
+  chainPriors: Map<string, number | null>;
+  facetIndexMeans: Map<string, number | null>;
+}
+
+/**
+ * One agent's identity row, maintained rows (its score relative to its CURRENT owner; with no
+ * identity row nobody is self), first/last eligible rating, the index-wide inputs and its chain's
+ * backfill state: one statement, one round trip.
+ */
+const AGENT_SQL = `
+  WITH ag AS MATERIALIZED (
+    SELECT network, agent_id, owner, minter, agent_uri, declared_type, registered_block, registered_tx, registered_at
+      FROM agents WHERE network = $1 AND agent_id = $2),
+  rr AS MATERIALIZED (
+    SELECT ar.network, ar.agent_id, ar.rater, ar.live_count, ar.live_sum::text AS live_sum,
+           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects
+      FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
+     WHERE ar.network = $1 AND ar.agent_id = $2),
+  span AS (${SPAN_SQL('(SELECT $1::text AS network, $2::text AS agent_id, (SELECT owner FROM ag) AS owner) a')})
+  SELECT
+    (ag.agent_id IS NOT NULL) AS found, ag.owner, ag.minter, ag.agent_uri, ag.declared_type, ag.registered_block,
+    ag.registered_tx, ag.registered_at,
+    (SELECT json_agg(json_build_array(network, agent_id, rater, live_count, live_sum, live_undated,
+                                      revoked_count, ood_count, subjects)) FROM rr) AS raters,
+    (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
+                                      f.revoked_count, f.ood_count))
+       FROM (${FACET_ONE_AGENT('(SELECT $1::text AS network, $2::text AS agent_id) a', '(SELECT owner FROM ag)')}) f) AS facets,
+    span.first, span.last,
+    ${GLOBAL_COLUMNS},
+    coalesce((SELECT backfill_complete FROM chains WHERE network = $1), FALSE) AS backfilled
+    FROM span LEFT JOIN ag ON TRUE`;
+
+export async function readAgentDetailInputs(
+  db: Queryable,
+  network: string,
+  agentId: string,
+): Promise<AgentDetailInputs> {
+  const [row = {}] = await db.query<Record<string, unknown>>(AGENT_SQL, [network, agentId]);
+  const raterRows = rowsOf(row.raters as Json).map(jsonRaterRow);
+  const raters = raterRows.map(raterRow);
+  const found = row.found === true;
+  const owner = found ? ((row.owner as string | null) ?? null) : null;
+  let total = 0;
+  for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
+  const g = globalsOf(row);
+  return {
+    agent: found
+      ? {
+          network,
+          agent_id: agentId,
+          owner,
+          minter: (row.minter as string | null) ?? null,
+          agent_uri: (row.agent_uri as string | null) ?? null,
+          declared_type: (row.declared_type as string | null) ?? null,
+          registered_block: numOrNull(row.registered_block),
+          registered_tx: (row.registered_tx as string | null) ?? null,
+          registered_at: (row.registered_at as Date | null) ?? null,
+        }
+      : null,
+    aggregates: {
+      raters,
+      facets: rowsOf(row.facets as Json).map((f) => facetRow(jsonFacetRow(f))),
+      firstEligibleAt: dateOf(row.first),
+      lastEligibleAt: dateOf(row.last),
+    },
+    raterSubjectCounts: weightsOf(raterRows, owner ?? ''),
+    total,
+    backfilled: row.backfilled === true,
+    prior: g.prior,
+    chainPriors: g.chainPriors,
+    facetIndexMeans: g.facetIndexMeans,
+  };
 }
 
 /** One agent's maintained rows (its score relative to its current owner). */
@@ -214,47 +387,8 @@ export async function readAgentAggregates(
   network: string,
   agentId: string,
 ): Promise<{ aggregates: SubjectAggregates; raterSubjectCounts: Map<string, number>; total: number }> {
-  const [raterRows, tagRows, span, owner] = await Promise.all([
-    db.query<Record<string, unknown>>(
-      `SELECT ${RATER_COLS}, lr.subjects FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
-        WHERE ar.network = $1 AND ar.agent_id = $2`,
-      [network, agentId],
-    ),
-    db.query<Record<string, unknown>>(
-      FACET_TOTALS(
-        'live_agent_rater_tag t LEFT JOIN agents a ON a.network = t.network AND a.agent_id = t.agent_id',
-        't.network = $1 AND t.agent_id = $2',
-      ),
-      [network, agentId],
-    ),
-    readEligibleSpan(db, 'a.network = $1 AND a.agent_id = $2', [network, agentId]),
-    db.query<{ owner: string | null }>(`SELECT owner FROM agents WHERE network = $1 AND agent_id = $2`, [
-      network,
-      agentId,
-    ]),
-  ]);
-  const raters = raterRows.map(raterRow);
-  const ownerOf = owner[0]?.owner ?? '';
-  let span2 = span;
-  if (owner.length === 0) {
-    // Ratings of an agent with no identity row: nobody is self, every live dated rating counts.
-    const [row] = await db.query<{ first: Date | null; last: Date | null }>(
-      `SELECT (SELECT block_time FROM ratings r WHERE r.network = $1 AND r.agent_id = $2 AND r.block_time IS NOT NULL
-                 AND NOT r.revoked AND r.value >= 0 AND r.value <= 100 ORDER BY block_time ASC LIMIT 1) AS first,
-              (SELECT block_time FROM ratings r WHERE r.network = $1 AND r.agent_id = $2 AND r.block_time IS NOT NULL
-                 AND NOT r.revoked AND r.value >= 0 AND r.value <= 100 ORDER BY block_time DESC LIMIT 1) AS last`,
-      [network, agentId],
-    );
-    span2 = { first: row?.first ?? null, last: row?.last ?? null };
-  }
-  const raterSubjectCounts = weightsOf(raterRows, ownerOf);
-  let total = 0;
-  for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
-  return {
-    aggregates: { raters, facets: tagRows.map(facetRow), firstEligibleAt: span2.first, lastEligibleAt: span2.last },
-    raterSubjectCounts,
-    total,
-  };
+  const d = await readAgentDetailInputs(db, network, agentId);
+  return { aggregates: d.aggregates, raterSubjectCounts: d.raterSubjectCounts, total: d.total };
 }
 
 /** The subject's eligible dated ratings per (network, UTC day). */
@@ -278,7 +412,12 @@ export async function readSubjectDays(db: Queryable, wallet: string): Promise<Hi
 export async function readEmittedAggregates(
   db: Queryable,
   rater: string,
-): Promise<{ rows: EmittedAggregate[]; tags: AgentRaterTagAggregate[]; first: Date | null; last: Date | null }> {
+): Promise<{
+  rows: EmittedAggregate[];
+  tags: AgentRaterTagAggregate[];
+  first: Date | null;
+  last: Date | null;
+}> {
   const [rows, tags, span] = await Promise.all([
     db.query<Record<string, unknown>>(
       `SELECT ${RATER_COLS}, coalesce(a.owner, ar.network || ':' || ar.agent_id) AS subject
@@ -286,7 +425,9 @@ export async function readEmittedAggregates(
         WHERE ar.rater = $1`,
       [rater],
     ),
-    db.query<Record<string, unknown>>(`SELECT ${TAG_COLS} FROM live_agent_rater_tag t WHERE t.rater = $1`, [rater]),
+    db.query<Record<string, unknown>>(`SELECT ${TAG_COLS} FROM live_agent_rater_tag t WHERE t.rater = $1`, [
+      rater,
+    ]),
     db.query<{ first: Date | null; last: Date | null }>(
       `SELECT (SELECT block_time FROM ratings WHERE rater = $1 AND block_time IS NOT NULL ORDER BY block_time ASC LIMIT 1) AS first,
               (SELECT block_time FROM ratings WHERE rater = $1 AND block_time IS NOT NULL ORDER BY block_time DESC LIMIT 1) AS last`,

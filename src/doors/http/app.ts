@@ -29,6 +29,24 @@ function routeTemplate(c: Context<AppEnv>): string {
   return 'unmatched';
 }
 
+/**
+ * The path of a request URL, as `new URL(url).pathname` gives it, without parsing the URL on every
+ * request: Request URLs are already serialised absolute URLs (node-server builds them with the WHATWG
+ * parser unless the target is plain ASCII without dot segments or `%`), so the path is the text
+ * from the first `/` after `scheme://host` up to `?` or `#`.
+ */
+export function pathOfUrl(url: string): string {
+  const scheme = url.indexOf('://');
+  const start = scheme < 0 ? -1 : url.indexOf('/', scheme + 3);
+  if (start < 0) return new URL(url).pathname;
+  let end = url.length;
+  for (let i = start; i < end; i++) {
+    const ch = url.charCodeAt(i);
+    if (ch === 63 /* ? */ || ch === 35 /* # */) end = i;
+  }
+  return url.slice(start, end);
+}
+
 function stripV1(path: string): string {
   if (path === '/v1') return '/';
   return path.startsWith('/v1/') ? path.slice(3) : path;
@@ -107,7 +125,7 @@ export function useDoorCors(app: App): void {
  */
 export function createAppShell(ctx: AppContext): App {
   const app: App = new OpenAPIHono<AppEnv>({
-    getPath: (req) => stripV1(new URL(req.url).pathname),
+    getPath: (req) => stripV1(pathOfUrl(req.url)),
     // Invalid parameters are the contract's 422, never Hono's default 400.
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -135,6 +153,12 @@ export function createAppShell(ctx: AppContext): App {
       : /^\/names\/(resolve|reverse)\/?$/.test(path)
         ? budgets.names
         : budgets.default;
+  // Each budget's RateLimit-Policy value, built once (it is set twice on every answer).
+  const policies = new Map<Budget, string>(Object.values(budgets).map((b) => [b, policyHeader(b)]));
+
+  // X-Forwarded-For only matters behind a trusted proxy: otherwise the request headers are not read.
+  const forwardedFor = (c: Context<AppEnv>): string | undefined =>
+    ctx.config.trustProxy ? c.req.header('x-forwarded-for') : undefined;
 
   // Access log and HTTP metrics around everything (429s and errors included). One line per
   // socket request: method, route template, status, ms, client, payment outcome; never a header
@@ -147,7 +171,8 @@ export function createAppShell(ctx: AppContext): App {
     } finally {
       const ms = performance.now() - t0;
       const fromSocket = c.env?.incoming?.socket?.remoteAddress !== undefined;
-      const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+      // the rate-limit middleware below already computed it (when it ran)
+      const client = c.get('client') ?? clientKey(c.env, forwardedFor(c), ctx.config);
       const route = routeTemplate(c);
       const status = c.res.status;
       const payment = paymentOutcomeOf(c.req.raw);
@@ -172,8 +197,9 @@ export function createAppShell(ctx: AppContext): App {
   app.use('*', async (c, next) => {
     const budget = budgetFor(stripV1(c.req.path));
     c.header('Api-Version', API_VERSION);
-    c.header('RateLimit-Policy', policyHeader(budget));
-    const client = clientKey(c.env, c.req.header('x-forwarded-for'), ctx.config);
+    const policy = policies.get(budget)!;
+    c.header('RateLimit-Policy', policy);
+    const client = clientKey(c.env, forwardedFor(c), ctx.config);
     // A call with no client (a test harness calling app.request with no env) is not limited.
     if (client !== undefined) {
       c.set('client', client);
@@ -192,7 +218,7 @@ export function createAppShell(ctx: AppContext): App {
     await next();
     // Handlers that build their own Response lose the headers set above; restore them.
     c.res.headers.set('Api-Version', API_VERSION);
-    c.res.headers.set('RateLimit-Policy', policyHeader(budget));
+    c.res.headers.set('RateLimit-Policy', policy);
   });
 
   useDoorCors(app);
