@@ -76,13 +76,20 @@ export interface OpenOptions {
   dataDir: string;
   /** postgres://… of a read replica for `reader()`; only with databaseUrl. */
   databaseReadUrl?: string | null;
+  /** In-memory PGlite only: start from this data directory (a PGlite `dumpDataDir()` tarball). */
+  loadDataDir?: Blob;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseReadUrl && !opts.databaseUrl) {
     throw new Error('a read replica (DATABASE_READ_URL) needs a PostgreSQL primary (DATABASE_URL)');
   }
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databaseReadUrl ?? null) : openPglite(opts.dataDir);
+  if (opts.loadDataDir && (opts.databaseUrl || !opts.dataDir.startsWith('memory://'))) {
+    throw new Error('loadDataDir needs an in-memory PGlite (no databaseUrl, dataDir memory://)');
+  }
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts.databaseReadUrl ?? null)
+    : openPglite(opts.dataDir, opts.loadDataDir);
 }
 
 // ---------------------------------------------------------------- PostgreSQL
@@ -206,13 +213,13 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   let releaseLock: (() => Promise<void>) | null = null;
   let db: PGlite;
   const parsers = { [pgliteTypes.INT8]: parseInt8 };
   if (inMemory) {
-    db = await PGlite.create({ parsers });
+    db = await PGlite.create({ parsers, ...(loadDataDir ? { loadDataDir } : {}) });
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dir, { recursive: true });
