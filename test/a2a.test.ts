@@ -13,15 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentCard, Message } from '@a2a-js/sdk';
 import { A2AClient, ClientFactory, DefaultAgentCardResolver, type Client } from '@a2a-js/sdk/client';
 import { loadConfig } from '../src/config.js';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { tierById } from '../src/payments/pricing.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { testDatabaseUrl } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-const quiet = { info: () => undefined, warn: () => undefined };
 
 // Solana fixture (base58: no 0, O, I, l).
 const SOL_WALLET = `So1anaWa11et${'A'.repeat(32)}`; // 44 chars
@@ -35,7 +35,6 @@ const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 const NOBODY = '0x00000000000000000000000000000000000000b0';
 
 let demo: Demo;
-let pgSchema: TestDatabase | null = null;
 let server: RunningServer;
 let client: Client;
 
@@ -54,10 +53,7 @@ async function seedSolana(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (testDatabaseUrl) pgSchema = await openTestDatabase();
-  demo = await startDemo({
-    databaseUrl: pgSchema?.url ?? null,
-    log: quiet,
+  demo = await openDemoCopy({
     config: loadConfig({ RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' }),
   });
   await seedSolana();
@@ -71,7 +67,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await demo?.close();
-  await pgSchema?.close();
 });
 
 // ------------------------------------------------------------------ helpers

@@ -12,24 +12,23 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, type Hex } from 'viem';
-import { paidExampleCommand, startDemo, startDemoMarket, type Demo } from '../src/demo/run-demo.js';
+import { paidExampleCommand, startDemoMarket, type Demo } from '../src/demo/run-demo.js';
 import type { Market } from '../src/demo/market.js';
 import { tierById } from '../src/payments/pricing.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
 
 describe('the demo market', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let market: Market;
   let server: RunningServer;
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({ databaseUrl: t?.url ?? null, log: { info: () => undefined, warn: () => undefined } });
+    // The demo index, plus a live base chain (the registries, nothing played) for the market.
+    demo = await openDemoCopy({ liveBase: true });
     market = await startDemoMarket(demo);
     server = await startHttpServer({ config: demo.config, db: demo.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
   }, 300_000);
@@ -37,7 +36,6 @@ describe('the demo market', () => {
     await server?.close();
     await market?.close();
     await demo?.close();
-    await t?.close();
   });
 
   it('quotes the local token, to the demo treasury, through the local facilitator', async () => {

@@ -4,12 +4,15 @@
  *   the compiled CLI as `npm start` does (`npm ci` already built it through `prepare`);
  * - points TMPDIR at a private folder for the run, and at the end fails the run when a test left a
  *   `repindex-*` folder in it (every test removes what it creates; see helpers/tmp.ts), then
- *   removes the folder. Runs started at the same time therefore never see each other's folders.
+ *   removes the folder. Runs started at the same time therefore never see each other's folders;
+ * - builds the demo index once (helpers/demo.ts) and provides it to the files that copy it.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { buildDemoFixture } from './helpers/demo-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -31,14 +34,36 @@ function ensureBuilt(): void {
   if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
 }
 
-export default function setup(): () => void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   ensureBuilt();
   const runTmp = mkdtempSync(join(tmpdir(), 'vitest-repindex-run-'));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = runTmp;
-  return () => {
+  const restore = () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
+  };
+  const t0 = Date.now();
+  let demo: Awaited<ReturnType<typeof buildDemoFixture>>;
+  try {
+    demo = await buildDemoFixture(join(runTmp, 'demo-fixture'));
+  } catch (e) {
+    restore();
+    rmSync(runTmp, { recursive: true, force: true });
+    throw e;
+  }
+  const { nodesMs, scenarioMs, indexMs } = demo.timings;
+  console.log(
+    `[global-setup] demo index built once in ${Date.now() - t0} ms (nodes ${nodesMs}, scenario ${scenarioMs}, ` +
+      `index ${indexMs}); the files that read it copy it`,
+  );
+  project.provide('demoFixture', demo.ref);
+  return async () => {
+    try {
+      await demo.remove();
+    } finally {
+      restore();
+    }
     const left = readdirSync(runTmp).filter((n) => n.startsWith('repindex-'));
     rmSync(runTmp, { recursive: true, force: true });
     if (left.length > 0) {

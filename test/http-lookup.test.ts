@@ -6,7 +6,7 @@
  * with the pure scoring functions, never read from the aggregate tables the routes use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
 import { tierById } from '../src/payments/pricing.js';
@@ -20,11 +20,11 @@ import {
   walletScore,
   type EligibleValue,
 } from '../src/scoring/index.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { testDatabaseUrl } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-const quiet = { info: () => undefined, warn: () => undefined };
 
 // Solana fixture (base58: no 0, O, I, l). Lower-casing SOL_WALLET keeps it valid base58.
 const SOL_WALLET = `So1anaWa11et${'A'.repeat(32)}`; // 44 chars
@@ -36,7 +36,6 @@ const BOTH_OWNED = `BothOwned${'E'.repeat(30)}`;
 const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 
 let demo: Demo;
-let pgSchema: TestDatabase | null = null;
 let app: App;
 let refreshedAt: string;
 
@@ -68,8 +67,7 @@ async function seedSolana(): Promise<void> {
 
 beforeAll(async () => {
   // On PostgreSQL the demo writes into a private schema of the test server.
-  if (testDatabaseUrl) pgSchema = await openTestDatabase();
-  demo = await startDemo({ databaseUrl: pgSchema?.url ?? null, log: quiet });
+  demo = await openDemoCopy();
   await seedSolana();
   refreshedAt = (await refreshAggregates(demo.db, () => NOW)).refreshed_at;
   app = createApp({ config: demo.config, db: demo.db, now: () => NOW });
@@ -85,7 +83,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await demo?.close();
-  await pgSchema?.close();
 });
 
 // ------------------------------------------------------------------ independent expectations

@@ -4,19 +4,18 @@
  * an EIP-3009 token and the x402 facilitator library, is payments-e2e.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
 import { paidHandlers } from '../src/doors/http/paid/index.js';
 import { tierById } from '../src/payments/pricing.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 
 const NOW = new Date('2026-11-01T12:00:00Z');
 
 describe('metered routes behind the paywall (demo index)', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let stub: StubFacilitator;
   let ctx: AppContext;
@@ -24,8 +23,7 @@ describe('metered routes behind the paywall (demo index)', () => {
   let wallet: string;
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({ databaseUrl: t?.url ?? null, log: { info: () => undefined, warn: () => undefined } });
+    demo = await openDemoCopy();
     stub = new StubFacilitator();
     ctx = { config: { ...demo.config, treasuryAddress: TREASURY }, db: demo.db, now: () => NOW, facilitator: stub };
     app = createApp(ctx);
@@ -33,7 +31,6 @@ describe('metered routes behind the paywall (demo index)', () => {
   }, 300_000);
   afterAll(async () => {
     await demo?.close();
-    await t?.close();
   });
 
   const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
