@@ -9,9 +9,9 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
 import { registerPaidRoute } from '../src/payments/paywall.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 
 const AMOUNT = 10_000n; // wallet-lookup: $0.01
@@ -24,18 +24,7 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
   let app: ReturnType<typeof createAppShell>;
   const runs = { count: 0 };
 
-  const handler: PaidHandler<{ wallet: string }> = {
-    tier: 'wallet-lookup',
-    validate(_ctx, req) {
-      const w = req.params.wallet ?? '';
-      if (!/^0x[0-9a-fA-F]{40}$/.test(w)) return { ok: false, status: 422, body: { detail: { error: 'not_an_address', wallet: w } } };
-      return { ok: true, input: { wallet: w } };
-    },
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
+  const handler = walletEchoHandler('wallet-lookup', runs);
 
   beforeAll(async () => {
     rail = await startLocalPayments();

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
 import { registerApiChallenge } from '../src/doors/http/routes/api-challenge.js';
 import { canonicalResource } from '../src/payments/challenge.js';
 import { registerPaidRoute } from '../src/payments/paywall.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { BASE_USDC, PAYER, payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 
 const WALLET = '0x3333333333333333333333333333333333333333';
@@ -21,21 +21,6 @@ const FIELDS = [
   'recipients', 'supportedChains', 'accepts', 'pricing', 'next_action', 'free_preview', 'see_also', 'facilitator',
   'description', 'error', 'message', 'mimeType', 'service',
 ];
-
-function fakeHandler(tier: string, runs: { count: number }): PaidHandler<{ wallet: string }> {
-  return {
-    tier,
-    validate(_ctx, req) {
-      const w = req.params.wallet ?? '';
-      if (!/^0x[0-9a-fA-F]{40}$/.test(w)) return { ok: false, status: 422, body: { detail: { error: 'not_an_address', wallet: w } } };
-      return { ok: true, input: { wallet: w } };
-    },
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
-}
 
 describe('x402 paywall (stub facilitator)', () => {
   let t: TestDatabase;
@@ -55,8 +40,8 @@ describe('x402 paywall (stub facilitator)', () => {
       facilitator: stub,
     };
     app = createAppShell(ctx);
-    registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: fakeHandler('wallet-lookup', runs) });
-    registerPaidRoute(app, ctx, { path: '/reputation/rater/{wallet}', handler: fakeHandler('rater-profile', runs) });
+    registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: walletEchoHandler('wallet-lookup', runs) });
+    registerPaidRoute(app, ctx, { path: '/reputation/rater/{wallet}', handler: walletEchoHandler('rater-profile', runs) });
     registerApiChallenge(app, ctx);
   });
   afterAll(() => t.close());
@@ -321,7 +306,7 @@ describe('x402 paywall without TREASURY_ADDRESS', () => {
     try {
       const ctx: AppContext = { config: loadConfig({}), db: t.db, now: () => new Date(), facilitator: new StubFacilitator() };
       const app = createAppShell(ctx);
-      registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: fakeHandler('wallet-lookup', { count: 0 }) });
+      registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: walletEchoHandler('wallet-lookup', { count: 0 }) });
       registerApiChallenge(app, ctx);
       for (const path of [`/reputation/wallet/${WALLET}`, '/api']) {
         const res = await app.request(path, { headers: { 'X-PAYMENT': payment() } });

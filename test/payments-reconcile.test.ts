@@ -11,11 +11,11 @@ import type { Hex } from 'viem';
 import { loadConfig, type Config } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/doors/http/paid-handlers.js';
 import { createHttpFacilitator, type FacilitatorClient } from '../src/payments/facilitator.js';
 import { registerPaidRoute } from '../src/payments/paywall.js';
 import { reconcilePayments } from '../src/payments/reconcile.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 
 const WALLET = '0xcccccccccccccccccccccccccccccccccccccccc';
@@ -29,14 +29,7 @@ describe('reconciliation of unknown settlements (local chain)', () => {
   /** What settle does: 'ok', 'settle-then-lose' (it settles, the answer is lost), 'lose' (never sent on, answer lost). */
   let settleMode: 'ok' | 'settle-then-lose' | 'lose' = 'ok';
 
-  const handler: PaidHandler<{ wallet: string }> = {
-    tier: 'wallet-lookup',
-    validate: (_ctx, req) => ({ ok: true, input: { wallet: req.params.wallet ?? '' } }),
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
+  const handler = walletEchoHandler('wallet-lookup', runs);
 
   beforeAll(async () => {
     rail = await startLocalPayments();
