@@ -31,7 +31,8 @@ export interface DemoFixtureFile {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    demoFixture: DemoFixtureRef;
+    /** null when no file of the run reads the demo index (then it is not built). */
+    demoFixture: DemoFixtureRef | null;
   }
 }
 

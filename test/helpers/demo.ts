@@ -44,7 +44,11 @@ export interface DemoCopyOptions {
 /** This file's own copy of the demo index, shaped like `startDemo()`'s result. */
 export async function openDemoCopy(opts: DemoCopyOptions = {}): Promise<Demo> {
   const ref = inject('demoFixture');
-  if (!ref) throw new Error('the demo fixture was not built (test/global-setup.ts provides it)');
+  if (!ref) {
+    throw new Error(
+      'the demo index was not built: test/global-setup.ts builds it when a file calls openDemoCopy(',
+    );
+  }
   const fixture = JSON.parse(readFileSync(join(ref.dir, 'demo.json'), 'utf8')) as DemoFixtureFile;
   const config = fixtureConfig(opts.config ?? loadConfig({}), fixture.chains);
   const cleanups: (() => Promise<unknown>)[] = [];
