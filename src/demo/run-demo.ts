@@ -134,17 +134,24 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
       dbError = e ?? new Error('database failed');
     });
 
-    const nodes: ScenarioNode[] = await Promise.all(
-      SCENARIO_NETWORKS.map(async (network) => {
+    // A database that cannot be used (or holds a real index) stops the demo before anything is
+    // deployed: each chain waits for the database check after starting its node. Every node task
+    // settles before this returns or throws, so the catch below closes every node started.
+    const settled = await Promise.allSettled(
+      SCENARIO_NETWORKS.map(async (network): Promise<ScenarioNode> => {
         const node = await startLocalNode({ chainId: SCENARIO_CHAIN_IDS[network] });
         started.push(node);
+        await dbReady;
         const registries = await deployRegistries(node.rpcUrl, node.privateKeys[0]!);
         return { network, node, registries };
       }),
     );
-    const nodesMs = Date.now() - t0;
-    // A database that cannot be used (or holds a real index) stops the demo before it plays.
     if (dbError) throw dbError;
+    const nodes: ScenarioNode[] = settled.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
+    const nodesMs = Date.now() - t0;
     const facts = await playScenario(nodes);
     // Cover the reorg margin so that head − confirmations reaches the scenario's last block.
     await Promise.all(nodes.map((n) => n.node.mine(DEMO_CONFIRMATIONS)));
