@@ -30,7 +30,10 @@ describe('the demo market', () => {
     // The demo index, plus a live base chain (the registries, nothing played) for the market.
     demo = await openDemoCopy({ liveBase: true });
     market = await startDemoMarket(demo);
-    server = await startHttpServer({ config: demo.config, db: demo.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
+    server = await startHttpServer(
+      { config: demo.config, db: demo.db, now: () => new Date() },
+      { host: '127.0.0.1', port: 0 },
+    );
   }, 300_000);
   afterAll(async () => {
     await server?.close();
@@ -42,7 +45,12 @@ describe('the demo market', () => {
     const res = await fetch(`${server.url}/reputation/wallet/${demo.facts.multiChainOwner.address}`);
     expect(res.status).toBe(402);
     const body = await res.json();
-    expect(body.accepts[0]).toMatchObject({ network: 'eip155:8453', asset: market.token, payTo: market.treasury, amount: '10000' });
+    expect(body.accepts[0]).toMatchObject({
+      network: 'eip155:8453',
+      asset: market.token,
+      payTo: market.treasury,
+      amount: '10000',
+    });
     expect(body.facilitator).toBe(market.facilitatorUrl);
     const pricing = await (await fetch(`${server.url}/pricing`)).json();
     expect(pricing.treasury).toBe(market.treasury);
@@ -52,7 +60,10 @@ describe('the demo market', () => {
   it('the printed command pays with the stock @x402/fetch client, then replays for free', async () => {
     const path = `/reputation/wallet/${demo.facts.multiChainOwner.address}`;
     const price = BigInt(tierById('wallet-lookup').amount);
-    const before = { buyer: await market.balanceOf(market.buyer), treasury: await market.balanceOf(market.treasury) };
+    const before = {
+      buyer: await market.balanceOf(market.buyer),
+      treasury: await market.balanceOf(market.treasury),
+    };
     const command = paidExampleCommand(market, server.url, path);
     const { stdout } = await run('sh', ['-c', command], { cwd: ROOT, timeout: 180_000 });
     const line = stdout.split('\n').find((l) => l.startsWith('summary: '));
@@ -66,8 +77,14 @@ describe('the demo market', () => {
       replay_identical: true,
     });
     expect(summary.receipt).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(summary.settlement).toMatchObject({ success: true, transaction: summary.receipt, network: 'eip155:8453' });
-    const receipt = await createPublicClient({ transport: http(demo.nodes.find((n) => n.network === 'base')!.node.rpcUrl) }).getTransactionReceipt({
+    expect(summary.settlement).toMatchObject({
+      success: true,
+      transaction: summary.receipt,
+      network: 'eip155:8453',
+    });
+    const receipt = await createPublicClient({
+      transport: http(demo.nodes.find((n) => n.network === 'base')!.node.rpcUrl),
+    }).getTransactionReceipt({
       hash: summary.receipt as Hex,
     });
     expect(receipt.status).toBe('success');

@@ -31,7 +31,10 @@ function ensureBuilt(): void {
   const cli = join(ROOT, 'dist', 'cli.js');
   if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
   console.log('[global-setup] dist/ is missing or older than src/: building it (npm run build)');
-  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
 }
 

@@ -25,7 +25,12 @@ describe('metered routes behind the paywall (demo index)', () => {
   beforeAll(async () => {
     demo = await openDemoCopy();
     stub = new StubFacilitator();
-    ctx = { config: { ...demo.config, treasuryAddress: TREASURY }, db: demo.db, now: () => NOW, facilitator: stub };
+    ctx = {
+      config: { ...demo.config, treasuryAddress: TREASURY },
+      db: demo.db,
+      now: () => NOW,
+      facilitator: stub,
+    };
     app = createApp(ctx);
     wallet = demo.facts.multiChainOwner.address;
   }, 300_000);
@@ -33,7 +38,8 @@ describe('metered routes behind the paywall (demo index)', () => {
     await demo?.close();
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
 
   it.each([
     ['/reputation/wallet/W', 'wallet-lookup'],
@@ -84,10 +90,13 @@ describe('metered routes behind the paywall (demo index)', () => {
   });
 
   it('snapshot=true is charged as the snapshot tier and writes one durable receipt row', async () => {
-    const [{ n: before }] = (await demo.db.query<{ n: number }>('SELECT count(*)::int AS n FROM snapshot_receipts')) as [
-      { n: number },
-    ];
-    const res = await get(`/reputation/wallet/${wallet}?snapshot=true`, payment({ amount: tierById('wallet-snapshot').amount }));
+    const [{ n: before }] = (await demo.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM snapshot_receipts',
+    )) as [{ n: number }];
+    const res = await get(
+      `/reputation/wallet/${wallet}?snapshot=true`,
+      payment({ amount: tierById('wallet-snapshot').amount }),
+    );
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.snapshot).toMatchObject({ policy_version: 'equal-weight-per-chain@2' });
@@ -96,10 +105,12 @@ describe('metered routes behind the paywall (demo index)', () => {
       'SELECT payment_receipt, inputs_digest FROM snapshot_receipts WHERE snapshot_id = $1',
       [body.snapshot.snapshot_id],
     );
-    expect(rows).toEqual([{ payment_receipt: res.headers.get('x-payment-receipt'), inputs_digest: body.snapshot.inputs_digest }]);
-    const [{ n: after }] = (await demo.db.query<{ n: number }>('SELECT count(*)::int AS n FROM snapshot_receipts')) as [
-      { n: number },
-    ];
+    expect(rows).toEqual([
+      { payment_receipt: res.headers.get('x-payment-receipt'), inputs_digest: body.snapshot.inputs_digest },
+    ]);
+    const [{ n: after }] = (await demo.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM snapshot_receipts',
+    )) as [{ n: number }];
     expect(after).toBe(before + 1);
   });
 

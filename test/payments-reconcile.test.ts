@@ -34,9 +34,18 @@ describe('reconciliation of unknown settlements (local chain)', () => {
   beforeAll(async () => {
     rail = await startLocalPayments();
     t = await openTestDatabase();
-    const base = loadConfig({ TREASURY_ADDRESS: rail.treasury, X402_FACILITATOR_URL: rail.facilitatorUrl, X402_ASSET_BASE: rail.token });
+    const base = loadConfig({
+      TREASURY_ADDRESS: rail.treasury,
+      X402_FACILITATOR_URL: rail.facilitatorUrl,
+      X402_ASSET_BASE: rail.token,
+    });
     // The base chain's RPC is the local node: the reconciliation reads the token there.
-    config = { ...base, chains: base.chains.map((c) => (c.network === 'base' ? { ...c, rpcUrl: rail.node.rpcUrl, chainId: 8453 } : c)) };
+    config = {
+      ...base,
+      chains: base.chains.map((c) =>
+        c.network === 'base' ? { ...c, rpcUrl: rail.node.rpcUrl, chainId: 8453 } : c,
+      ),
+    };
     const real = createHttpFacilitator(rail.facilitatorUrl);
     const lossy: FacilitatorClient = {
       verify: (p, r) => real.verify(p, r),
@@ -56,10 +65,15 @@ describe('reconciliation of unknown settlements (local chain)', () => {
     await rail?.close();
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
   const sign = async (path: string) => signPayment(await (await get(path)).json(), rail.payerKey);
   const claimStatus = async (nonce: string) =>
-    (await t.db.query<{ status: string }>('SELECT status FROM payment_claims WHERE nonce = $1', [nonce.toLowerCase()]))[0]?.status ?? null;
+    (
+      await t.db.query<{ status: string }>('SELECT status FROM payment_claims WHERE nonce = $1', [
+        nonce.toLowerCase(),
+      ])
+    )[0]?.status ?? null;
 
   it('spent on chain, answer lost: reconciled to settled; the retry is served from the receipt with no second transfer', async () => {
     const path = `/reputation/wallet/${WALLET}`;
@@ -105,10 +119,18 @@ describe('reconciliation of unknown settlements (local chain)', () => {
       settleMode = 'ok';
     }
     expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
-    expect(await reconcilePayments({ db: t.db, config })).toMatchObject({ examined: 1, settled: 0, released: 0, pending: 1 });
+    expect(await reconcilePayments({ db: t.db, config })).toMatchObject({
+      examined: 1,
+      settled: 0,
+      released: 0,
+      pending: 1,
+    });
     expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
     const later = new Date(Date.now() + 3600_000);
-    expect(await reconcilePayments({ db: t.db, config, now: () => later })).toMatchObject({ examined: 1, released: 1 });
+    expect(await reconcilePayments({ db: t.db, config, now: () => later })).toMatchObject({
+      examined: 1,
+      released: 1,
+    });
     expect(await claimStatus(nonceOf(payload))).toBeNull();
     expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(false);
   });

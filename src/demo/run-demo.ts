@@ -213,7 +213,10 @@ export async function startDemoMarket(demo: Demo): Promise<Market> {
     await node.mine(1);
   }
   const facilitatorKey = demoKey('facilitator');
-  await node.request('hardhat_setBalance', [privateKeyToAddress(facilitatorKey), `0x${(10n ** 21n).toString(16)}`]);
+  await node.request('hardhat_setBalance', [
+    privateKeyToAddress(facilitatorKey),
+    `0x${(10n ** 21n).toString(16)}`,
+  ]);
   const market = await openMarket({
     rpcUrl: node.rpcUrl,
     chainId: node.chainId,

@@ -24,9 +24,16 @@ export interface ObservedApp {
   close(): Promise<void>;
 }
 
-export async function startObservedApp(t: TestDatabase, env: Record<string, string> = {}): Promise<ObservedApp> {
+export async function startObservedApp(
+  t: TestDatabase,
+  env: Record<string, string> = {},
+): Promise<ObservedApp> {
   const stub = new StubFacilitator();
-  const config = loadConfig({ TREASURY_ADDRESS: TREASURY, X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator', ...env });
+  const config = loadConfig({
+    TREASURY_ADDRESS: TREASURY,
+    X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator',
+    ...env,
+  });
   await registerChains(t.db, config.chains);
   const ctx: AppContext = { config, db: t.db, now: () => new Date(), facilitator: stub };
   const app = createAppShell(ctx);
