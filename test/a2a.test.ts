@@ -13,15 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentCard, Message } from '@a2a-js/sdk';
 import { A2AClient, ClientFactory, DefaultAgentCardResolver, type Client } from '@a2a-js/sdk/client';
 import { loadConfig } from '../src/config.js';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { tierById } from '../src/payments/pricing.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { testDatabaseUrl } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-const quiet = { info: () => undefined, warn: () => undefined };
 
 // Solana fixture (base58: no 0, O, I, l).
 const SOL_WALLET = `So1anaWa11et${'A'.repeat(32)}`; // 44 chars
@@ -35,7 +35,6 @@ const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 const NOBODY = '0x00000000000000000000000000000000000000b0';
 
 let demo: Demo;
-let pgSchema: TestDatabase | null = null;
 let server: RunningServer;
 let client: Client;
 
@@ -54,15 +53,15 @@ async function seedSolana(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (testDatabaseUrl) pgSchema = await openTestDatabase();
-  demo = await startDemo({
-    databaseUrl: pgSchema?.url ?? null,
-    log: quiet,
+  demo = await openDemoCopy({
     config: loadConfig({ RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '1000000' }),
   });
   await seedSolana();
   await refreshAggregates(demo.db, () => NOW);
-  server = await startHttpServer({ config: demo.config, db: demo.db, now: () => NOW }, { host: '127.0.0.1', port: 0 });
+  server = await startHttpServer(
+    { config: demo.config, db: demo.db, now: () => NOW },
+    { host: '127.0.0.1', port: 0 },
+  );
   // The card names BASE_URL + /a2a; the port is known only now (the config is read per request).
   demo.config.baseUrl = server.url;
   client = await new ClientFactory().createFromUrl(server.url);
@@ -71,7 +70,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await demo?.close();
-  await pgSchema?.close();
 });
 
 // ------------------------------------------------------------------ helpers
@@ -86,7 +84,9 @@ async function getJson(path: string): Promise<Json> {
 }
 
 function userMessage(text: string): { message: Message } {
-  return { message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }] } };
+  return {
+    message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }] },
+  };
 }
 
 /** message/send through the SDK client; the answer must be a message with one text part. */
@@ -165,7 +165,9 @@ describe('agent card, resolved by the SDK', () => {
       defaultInputModes: ['text/plain'],
       defaultOutputModes: ['text/plain'],
     });
-    expect((card as Json).supportedInterfaces).toEqual([{ url: `${server.url}/a2a`, transport: 'JSONRPC', protocolBinding: 'JSONRPC' }]);
+    expect((card as Json).supportedInterfaces).toEqual([
+      { url: `${server.url}/a2a`, transport: 'JSONRPC', protocolBinding: 'JSONRPC' },
+    ]);
     expect(card.skills.map((s) => s.id)).toEqual(['vet-wallet', 'index-status']);
     expect(await client.getAgentCard()).toEqual(card);
   });
@@ -196,7 +198,9 @@ describe('an EVM address anywhere in the text: the per-chain preview', () => {
   it('finds the address in any case, anywhere, and answers byte-identically to the bare address', async () => {
     const wallet = demo.facts.multiChainOwner.address;
     const bare = await ask(wallet.toLowerCase());
-    expect(await ask(`please vet (${wallet.replace(/^0x/, '0x').toUpperCase().replace(/^0X/, '0x')}) — thanks`)).toBe(bare);
+    expect(
+      await ask(`please vet (${wallet.replace(/^0x/, '0x').toUpperCase().replace(/^0X/, '0x')}) — thanks`),
+    ).toBe(bare);
     expect(await ask(`line one\n\t${wallet}\nline three`)).toBe(bare);
   });
 
@@ -213,10 +217,15 @@ describe('an EVM address anywhere in the text: the per-chain preview', () => {
     const text = await ask(wallet);
     const preview = await expectPreview(text, wallet);
     expect(preview.global_score).toBeNull();
-    for (const c of preview.chains) expect(expectedLine(c)).toMatch(/: \d+ identit(y|ies), no ratings yet, 0 ratings from 0 distinct raters$/);
+    for (const c of preview.chains)
+      expect(expectedLine(c)).toMatch(
+        /: \d+ identit(y|ies), no ratings yet, 0 ratings from 0 distinct raters$/,
+      );
     expect(text).toContain('Global score: no ratings yet.');
     expect(preview.chains_with_reputation).toBe(0);
-    expect(text).toContain(`Nothing to decompose yet (no rating received): GET /reputation/wallet/${wallet.toLowerCase()} (${price('wallet-lookup')}) would add nothing today.`);
+    expect(text).toContain(
+      `Nothing to decompose yet (no rating received): GET /reputation/wallet/${wallet.toLowerCase()} (${price('wallet-lookup')}) would add nothing today.`,
+    );
   });
 
   it('serves every owner of the index with exactly the preview of /wallets/{wallet}/chains', async () => {
@@ -262,14 +271,18 @@ describe('a Solana base58 key: resolved through /search first', () => {
       `Agent ${SOL_ASSET} on solana: owner ${SOL_WALLET}, score ${(m.final_score as number).toFixed(6)}, ` +
         `${pl(m.total_reviews, 'rating', 'ratings')} from ${pl(m.distinct_raters, 'distinct rater', 'distinct raters')}.`,
     );
-    expect(lines[1]).toBe(`Every rating it received, with its transaction: GET /reputation/agent/solana/${SOL_ASSET} (${price('agent-detail')}).`);
+    expect(lines[1]).toBe(
+      `Every rating it received, with its transaction: GET /reputation/agent/solana/${SOL_ASSET} (${price('agent-detail')}).`,
+    );
     expect(text).toContain(`GET /wallets/${SOL_WALLET}/chains (free)`);
     expectSixDecimals(text);
   });
 
   it('answers an unrated agent asset with `no ratings yet`', async () => {
     const text = await ask(SOL_ASSET_UNRATED);
-    expect(text.split('\n')[0]).toBe(`Agent ${SOL_ASSET_UNRATED} on solana: owner ${SOL_WALLET}, no ratings yet, 0 ratings from 0 distinct raters.`);
+    expect(text.split('\n')[0]).toBe(
+      `Agent ${SOL_ASSET_UNRATED} on solana: owner ${SOL_WALLET}, no ratings yet, 0 ratings from 0 distinct raters.`,
+    );
   });
 
   it('answers a Solana wallet with the branch-1 preview', async () => {
@@ -294,7 +307,9 @@ describe('a Solana base58 key: resolved through /search first', () => {
       `${UNKNOWN_KEY} is a well-formed Solana key, but this index knows it neither as a wallet holding an agent nor as an agent asset (an answer, not an error).`,
     );
     // The lower-cased spelling of a known wallet is another key.
-    expect(await ask(SOL_WALLET.toLowerCase())).toContain('neither as a wallet holding an agent nor as an agent asset');
+    expect(await ask(SOL_WALLET.toLowerCase())).toContain(
+      'neither as a wallet holding an agent nor as an agent asset',
+    );
   });
 });
 

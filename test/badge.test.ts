@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderBadge } from '../src/badge/svg.js';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
@@ -24,12 +24,12 @@ import {
 } from '../src/scoring/index.js';
 import { findAll, parseXml, textOf } from './helpers/badge-xml.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-const quiet = { info: () => undefined, warn: () => undefined };
 const DOT = ' \u00b7 ';
 const BURN = '0x000000000000000000000000000000000000dEaD';
 const NEVER_SEEN = '0x1234567890abcdef1234567890abcdef12345678';
@@ -42,7 +42,6 @@ const SOL_ONE_ASSET = `UnoAsset${'D'.repeat(30)}`;
 const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 
 let demo: Demo;
-let pg: TestDatabase | null = null;
 let app: App;
 let date: string;
 
@@ -69,8 +68,7 @@ async function seedSolana(): Promise<void> {
 
 beforeAll(async () => {
   // On PostgreSQL the demo writes into a private schema of the test server.
-  if (testDatabaseUrl) pg = await openTestDatabase();
-  demo = await startDemo({ databaseUrl: pg?.url ?? null, log: quiet });
+  demo = await openDemoCopy();
   await seedSolana();
   const refreshedAt = (await refreshAggregates(demo.db, () => NOW)).refreshed_at;
   date = refreshedAt.slice(0, 10);
@@ -87,7 +85,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await demo?.close();
-  await pg?.close();
 });
 
 // ------------------------------------------------------------------ helpers

@@ -12,39 +12,45 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, type Hex } from 'viem';
-import { paidExampleCommand, startDemo, startDemoMarket, type Demo } from '../src/demo/run-demo.js';
+import { paidExampleCommand, startDemoMarket, type Demo } from '../src/demo/run-demo.js';
 import type { Market } from '../src/demo/market.js';
 import { tierById } from '../src/payments/pricing.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
 
 describe('the demo market', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let market: Market;
   let server: RunningServer;
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({ databaseUrl: t?.url ?? null, log: { info: () => undefined, warn: () => undefined } });
+    // The demo index, plus a live base chain (the registries, nothing played) for the market.
+    demo = await openDemoCopy({ liveBase: true });
     market = await startDemoMarket(demo);
-    server = await startHttpServer({ config: demo.config, db: demo.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
+    server = await startHttpServer(
+      { config: demo.config, db: demo.db, now: () => new Date() },
+      { host: '127.0.0.1', port: 0 },
+    );
   }, 300_000);
   afterAll(async () => {
     await server?.close();
     await market?.close();
     await demo?.close();
-    await t?.close();
   });
 
   it('quotes the local token, to the demo treasury, through the local facilitator', async () => {
     const res = await fetch(`${server.url}/reputation/wallet/${demo.facts.multiChainOwner.address}`);
     expect(res.status).toBe(402);
     const body = await res.json();
-    expect(body.accepts[0]).toMatchObject({ network: 'eip155:8453', asset: market.token, payTo: market.treasury, amount: '10000' });
+    expect(body.accepts[0]).toMatchObject({
+      network: 'eip155:8453',
+      asset: market.token,
+      payTo: market.treasury,
+      amount: '10000',
+    });
     expect(body.facilitator).toBe(market.facilitatorUrl);
     const pricing = await (await fetch(`${server.url}/pricing`)).json();
     expect(pricing.treasury).toBe(market.treasury);
@@ -54,7 +60,10 @@ describe('the demo market', () => {
   it('the printed command pays with the stock @x402/fetch client, then replays for free', async () => {
     const path = `/reputation/wallet/${demo.facts.multiChainOwner.address}`;
     const price = BigInt(tierById('wallet-lookup').amount);
-    const before = { buyer: await market.balanceOf(market.buyer), treasury: await market.balanceOf(market.treasury) };
+    const before = {
+      buyer: await market.balanceOf(market.buyer),
+      treasury: await market.balanceOf(market.treasury),
+    };
     const command = paidExampleCommand(market, server.url, path);
     const { stdout } = await run('sh', ['-c', command], { cwd: ROOT, timeout: 180_000 });
     const line = stdout.split('\n').find((l) => l.startsWith('summary: '));
@@ -68,8 +77,14 @@ describe('the demo market', () => {
       replay_identical: true,
     });
     expect(summary.receipt).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(summary.settlement).toMatchObject({ success: true, transaction: summary.receipt, network: 'eip155:8453' });
-    const receipt = await createPublicClient({ transport: http(demo.nodes.find((n) => n.network === 'base')!.node.rpcUrl) }).getTransactionReceipt({
+    expect(summary.settlement).toMatchObject({
+      success: true,
+      transaction: summary.receipt,
+      network: 'eip155:8453',
+    });
+    const receipt = await createPublicClient({
+      transport: http(demo.nodes.find((n) => n.network === 'base')!.node.rpcUrl),
+    }).getTransactionReceipt({
       hash: summary.receipt as Hex,
     });
     expect(receipt.status).toBe('success');

@@ -4,12 +4,16 @@
  *   the compiled CLI as `npm start` does (`npm ci` already built it through `prepare`);
  * - points TMPDIR at a private folder for the run, and at the end fails the run when a test left a
  *   `repindex-*` folder in it (every test removes what it creates; see helpers/tmp.ts), then
- *   removes the folder. Runs started at the same time therefore never see each other's folders.
+ *   removes the folder. Runs started at the same time therefore never see each other's folders;
+ * - builds the demo index once, when a file of the run reads it, and provides it to the files
+ *   that copy it (helpers/demo-fixture.ts, helpers/demo.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { buildDemoFixture } from './helpers/demo-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -27,18 +31,53 @@ function ensureBuilt(): void {
   const cli = join(ROOT, 'dist', 'cli.js');
   if (existsSync(cli) && statSync(cli).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
   console.log('[global-setup] dist/ is missing or older than src/: building it (npm run build)');
-  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
 }
 
-export default function setup(): () => void {
+/** Whether a test file of this run reads the demo index (calls openDemoCopy): else it is not built. */
+async function runReadsDemo(project: TestProject): Promise<boolean> {
+  // The file filters given on the command line (vitest keeps them on an internal field; absent: all).
+  const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
+  const { testFiles } = await project.globTestFiles(filters);
+  return testFiles.some((f) => readFileSync(f, 'utf8').includes('openDemoCopy('));
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   ensureBuilt();
   const runTmp = mkdtempSync(join(tmpdir(), 'vitest-repindex-run-'));
   const previous = process.env.TMPDIR;
   process.env.TMPDIR = runTmp;
-  return () => {
+  const restore = () => {
     if (previous === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previous;
+  };
+  const t0 = Date.now();
+  let demo: Awaited<ReturnType<typeof buildDemoFixture>> | null = null;
+  try {
+    if (await runReadsDemo(project)) demo = await buildDemoFixture(join(runTmp, 'demo-fixture'));
+  } catch (e) {
+    restore();
+    rmSync(runTmp, { recursive: true, force: true });
+    throw e;
+  }
+  if (demo) {
+    const { nodesMs, scenarioMs, indexMs } = demo.timings;
+    console.log(
+      `[global-setup] demo index built once in ${Date.now() - t0} ms (nodes ${nodesMs}, scenario ${scenarioMs}, ` +
+        `index ${indexMs}); the files that read it copy it`,
+    );
+  }
+  project.provide('demoFixture', demo?.ref ?? null);
+  return async () => {
+    try {
+      await demo?.remove();
+    } finally {
+      restore();
+    }
     const left = readdirSync(runTmp).filter((n) => n.startsWith('repindex-'));
     rmSync(runTmp, { recursive: true, force: true });
     if (left.length > 0) {

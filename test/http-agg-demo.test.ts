@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/doors/http/app.js';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { issuerOrg } from '../src/read/stats.js';
 import { isBurnAddress } from '../src/scoring/index.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import {
   checkCategories,
   checkChainDetail,
@@ -23,7 +23,7 @@ import {
   uriHost,
   type StoredAgent,
   type StoredRating,
-} from './http-agg-expect.js';
+} from './helpers/agg-expect.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -31,7 +31,6 @@ import {
 const NOW = new Date('2026-11-01T12:00:00Z');
 
 describe('free aggregate routes on the demo scenario', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let app: ReturnType<typeof createApp>;
   let stored: { ratings: StoredRating[]; agents: StoredAgent[] };
@@ -42,18 +41,12 @@ describe('free aggregate routes on the demo scenario', () => {
   };
 
   beforeAll(async () => {
-    // On PostgreSQL the demo writes into a private, empty schema.
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({
-      databaseUrl: t?.url ?? null,
-      log: { info: () => undefined, warn: () => undefined },
-    });
+    demo = await openDemoCopy();
     stored = await loadStored(demo.db);
     app = createApp({ config: demo.config, db: demo.db, now: () => NOW });
   }, 300_000);
   afterAll(async () => {
     await demo?.close();
-    await t?.close();
   });
 
   it('the fixture holds what the scenario played', () => {

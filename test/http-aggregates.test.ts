@@ -18,6 +18,7 @@ import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   byCodeUnit,
   checkFeed,
+  checkIssuers,
   expectedFacets,
   expectedFeed,
   expectedPrior,
@@ -26,10 +27,9 @@ import {
   isEligible,
   loadStored,
   sortLeaderboard,
-  uriHost,
   type StoredAgent,
   type StoredRating,
-} from './http-agg-expect.js';
+} from './helpers/agg-expect.js';
 
 const NOW = new Date('2026-10-10T12:00:00Z');
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -815,22 +815,7 @@ describe('free aggregate routes', () => {
       expect(body.advisory).toBe(true);
       expect(body.policy_version).toBe('equal-weight-per-chain@2');
       expect(typeof body.issuer_org_rule).toBe('string');
-      const groups = new Map<string | null, StoredRating[]>();
-      for (const r of stored.ratings) {
-        const h = uriHost(r.feedback_uri);
-        groups.set(h, [...(groups.get(h) ?? []), r]);
-      }
-      const reach = (rs: StoredRating[]) => ({
-        count: rs.length,
-        distinct_agents: new Set(rs.map((r) => `${r.network}:${r.agent_id}`)).size,
-        distinct_raters: new Set(rs.map((r) => r.rater)).size,
-      });
-      expect(body.no_host).toEqual(reach(groups.get(null) ?? []));
-      const exp = [...groups.entries()]
-        .filter(([h]) => h !== null)
-        .map(([h, rs]) => ({ issuer_host: h as string, issuer_org: issuerOrg(h as string), ...reach(rs) }))
-        .sort((a, b) => b.count - a.count || byCodeUnit(a.issuer_host, b.issuer_host));
-      expect(body.issuers).toEqual(exp);
+      checkIssuers(body, stored, issuerOrg);
       const orgs = Object.fromEntries(
         body.issuers.map((i: { issuer_host: string; issuer_org: string }) => [i.issuer_host, i.issuer_org]),
       );

@@ -6,7 +6,7 @@
  * with the pure scoring functions, never read from the aggregate tables the routes use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
 import { tierById } from '../src/payments/pricing.js';
@@ -20,11 +20,11 @@ import {
   walletScore,
   type EligibleValue,
 } from '../src/scoring/index.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { testDatabaseUrl } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-const quiet = { info: () => undefined, warn: () => undefined };
 
 // Solana fixture (base58: no 0, O, I, l). Lower-casing SOL_WALLET keeps it valid base58.
 const SOL_WALLET = `So1anaWa11et${'A'.repeat(32)}`; // 44 chars
@@ -36,7 +36,6 @@ const BOTH_OWNED = `BothOwned${'E'.repeat(30)}`;
 const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 
 let demo: Demo;
-let pgSchema: TestDatabase | null = null;
 let app: App;
 let refreshedAt: string;
 
@@ -68,8 +67,7 @@ async function seedSolana(): Promise<void> {
 
 beforeAll(async () => {
   // On PostgreSQL the demo writes into a private schema of the test server.
-  if (testDatabaseUrl) pgSchema = await openTestDatabase();
-  demo = await startDemo({ databaseUrl: pgSchema?.url ?? null, log: quiet });
+  demo = await openDemoCopy();
   await seedSolana();
   refreshedAt = (await refreshAggregates(demo.db, () => NOW)).refreshed_at;
   app = createApp({ config: demo.config, db: demo.db, now: () => NOW });
@@ -85,7 +83,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await demo?.close();
-  await pgSchema?.close();
 });
 
 // ------------------------------------------------------------------ independent expectations
@@ -103,7 +100,10 @@ function expectedChains(wallet: string) {
   const score = walletScore(eligible);
   const perChain = new Map(score.per_chain.map((c) => [c.network, c]));
   const chains = networks.map((network) => {
-    const ids = owned.filter((a) => a.network === network).map((a) => a.agent_id).sort(byLenThenText);
+    const ids = owned
+      .filter((a) => a.network === network)
+      .map((a) => a.agent_id)
+      .sort(byLenThenText);
     const c = perChain.get(network);
     return {
       network,
@@ -174,7 +174,10 @@ describe('GET /wallets/{wallet}/chains', () => {
         total_reviews: exp.total_reviews,
         distinct_raters: exp.distinct_raters,
         global_score: exp.global_score,
-        caveats: wallet === '0x000000000000000000000000000000000000dead' ? [expect.objectContaining({ code: 'burn-address' })] : [],
+        caveats:
+          wallet === '0x000000000000000000000000000000000000dead'
+            ? [expect.objectContaining({ code: 'burn-address' })]
+            : [],
         caveats_not_computed: CAVEAT_CODES.filter((c) => c !== 'burn-address').sort(),
         policy_version: POLICY_VERSION,
         source: 'aggregate:agg_wallet_chain',
@@ -189,9 +192,15 @@ describe('GET /wallets/{wallet}/chains', () => {
     expect(multi.global_score).not.toBeNull();
     // The global score is the mean of the per-chain scores (one chain, one vote), never pooled.
     const perChain = multi.chains.map((c: { final_score: number }) => c.final_score);
-    expect(multi.global_score).toBeCloseTo(perChain.reduce((a: number, b: number) => a + b, 0) / perChain.length, 5);
+    expect(multi.global_score).toBeCloseTo(
+      perChain.reduce((a: number, b: number) => a + b, 0) / perChain.length,
+      5,
+    );
     // Distinct raters are deduplicated across chains, so they never exceed the sum of the rows.
-    const summed = multi.chains.reduce((s: number, c: { distinct_raters: number }) => s + c.distinct_raters, 0);
+    const summed = multi.chains.reduce(
+      (s: number, c: { distinct_raters: number }) => s + c.distinct_raters,
+      0,
+    );
     expect(multi.distinct_raters).toBeLessThanOrEqual(summed);
 
     const burn = (await get(`/wallets/${demo.facts.burnOwnedAgent.owner}/chains`)).body;
@@ -200,14 +209,22 @@ describe('GET /wallets/{wallet}/chains', () => {
 
     const unrated = (await get(`/wallets/${demo.facts.unratedOwner.address}/chains`)).body;
     expect(unrated.chains.length).toBeGreaterThan(0);
-    for (const c of unrated.chains) expect(c).toMatchObject({ final_score: null, total_reviews: 0, distinct_raters: 0 });
+    for (const c of unrated.chains)
+      expect(c).toMatchObject({ final_score: null, total_reviews: 0, distinct_raters: 0 });
     expect(unrated.global_score).toBeNull();
     expect(unrated.chains_with_reputation).toBe(0);
 
     // A real zero is a score of 0, never null.
     const zero = (await get(`/wallets/${BOTH}/chains`)).body;
     expect(zero.chains).toEqual([
-      { network: 'solana', agent_count: 1, agent_ids: [BOTH_OWNED], final_score: 0, total_reviews: 1, distinct_raters: 1 },
+      {
+        network: 'solana',
+        agent_count: 1,
+        agent_ids: [BOTH_OWNED],
+        final_score: 0,
+        total_reviews: 1,
+        distinct_raters: 1,
+      },
     ]);
     expect(zero.global_score).toBe(0);
   });
@@ -237,7 +254,13 @@ describe('GET /wallets/{wallet}/chains', () => {
   it('gives a byte-identical answer for an EVM address in any case, with or without 0x, and under /v1', async () => {
     const addr = demo.facts.multiChainOwner.address; // checksummed, mixed case
     const hex = addr.slice(2);
-    const variants = [addr, addr.toLowerCase(), `0x${hex.toUpperCase()}`, hex.toLowerCase(), hex.toUpperCase()];
+    const variants = [
+      addr,
+      addr.toLowerCase(),
+      `0x${hex.toUpperCase()}`,
+      hex.toLowerCase(),
+      hex.toUpperCase(),
+    ];
     const texts = await Promise.all(variants.map(async (v) => (await get(`/wallets/${v}/chains`)).text));
     texts.push((await get(`/v1/wallets/${addr.toUpperCase().replace('0X', '0x')}/chains`)).text);
     for (const t of texts) expect(t).toBe(texts[0]);
@@ -333,13 +356,19 @@ describe('GET|HEAD /wallets/{wallet}/exists', () => {
     expect(body).toMatchObject({ has_identity: true, has_reputation: false, chains_with_reputation: 0 });
     expect(Object.keys(body.next)).toEqual(['free']);
     const texts = await Promise.all(
-      [w, w.toLowerCase(), `0x${w.slice(2).toUpperCase()}`, w.slice(2)].map(async (v) => (await get(`/wallets/${v}/exists`)).text),
+      [w, w.toLowerCase(), `0x${w.slice(2).toUpperCase()}`, w.slice(2)].map(
+        async (v) => (await get(`/wallets/${v}/exists`)).text,
+      ),
     );
     for (const t of texts) expect(t).toBe(texts[0]);
   });
 
   it('answers HEAD with the same status and Content-Length and no body (in process)', async () => {
-    for (const w of [demo.facts.multiChainOwner.address, '0x00000000000000000000000000000000000000b0', 'not-a-wallet']) {
+    for (const w of [
+      demo.facts.multiChainOwner.address,
+      '0x00000000000000000000000000000000000000b0',
+      'not-a-wallet',
+    ]) {
       const g = await get(`/wallets/${w}/exists`);
       const h = await app.request(`/wallets/${w}/exists`, { method: 'HEAD' });
       expect(h.status).toBe(g.res.status);
@@ -352,7 +381,10 @@ describe('GET|HEAD /wallets/{wallet}/exists', () => {
   it('answers HEAD with the same status and Content-Length and no body (over a real socket, with /v1)', async () => {
     let server: RunningServer | null = null;
     try {
-      server = await startHttpServer({ config: demo.config, db: demo.db, now: () => NOW }, { host: '127.0.0.1', port: 0 });
+      server = await startHttpServer(
+        { config: demo.config, db: demo.db, now: () => NOW },
+        { host: '127.0.0.1', port: 0 },
+      );
       for (const path of [
         `/wallets/${demo.facts.multiChainOwner.address}/exists`,
         `/v1/wallets/${demo.facts.multiChainOwner.address}/exists`,
@@ -471,7 +503,11 @@ describe('GET /search/{q}', () => {
     expect(unknown.body).toMatchObject({ interpretations: ['evm_agent_id'], matches: [], match_count: 0 });
     const unknownWallet = await get('/search/0x00000000000000000000000000000000000000b0');
     expect(unknownWallet.res.status).toBe(200);
-    expect(unknownWallet.body).toMatchObject({ interpretations: ['evm_wallet'], matches: [], match_count: 0 });
+    expect(unknownWallet.body).toMatchObject({
+      interpretations: ['evm_wallet'],
+      matches: [],
+      match_count: 0,
+    });
   });
 
   it('reads a base58 key as a Solana wallet AND a Solana asset, labelling each row with its reading', async () => {

@@ -4,19 +4,18 @@
  * an EIP-3009 token and the x402 facilitator library, is payments-e2e.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import type { PaidHandler } from '../src/paid/handler.js';
 import { paidHandlers } from '../src/paid/index.js';
 import { tierById } from '../src/payments/pricing.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 
 const NOW = new Date('2026-11-01T12:00:00Z');
 
 describe('metered routes behind the paywall (demo index)', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let stub: StubFacilitator;
   let ctx: AppContext;
@@ -24,19 +23,23 @@ describe('metered routes behind the paywall (demo index)', () => {
   let wallet: string;
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({ databaseUrl: t?.url ?? null, log: { info: () => undefined, warn: () => undefined } });
+    demo = await openDemoCopy();
     stub = new StubFacilitator();
-    ctx = { config: { ...demo.config, treasuryAddress: TREASURY }, db: demo.db, now: () => NOW, facilitator: stub };
+    ctx = {
+      config: { ...demo.config, treasuryAddress: TREASURY },
+      db: demo.db,
+      now: () => NOW,
+      facilitator: stub,
+    };
     app = createApp(ctx);
     wallet = demo.facts.multiChainOwner.address;
   }, 300_000);
   afterAll(async () => {
     await demo?.close();
-    await t?.close();
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
 
   it.each([
     ['/reputation/wallet/W', 'wallet-lookup'],
@@ -87,10 +90,13 @@ describe('metered routes behind the paywall (demo index)', () => {
   });
 
   it('snapshot=true is charged as the snapshot tier and writes one durable receipt row', async () => {
-    const [{ n: before }] = (await demo.db.query<{ n: number }>('SELECT count(*)::int AS n FROM snapshot_receipts')) as [
-      { n: number },
-    ];
-    const res = await get(`/reputation/wallet/${wallet}?snapshot=true`, payment({ amount: tierById('wallet-snapshot').amount }));
+    const [{ n: before }] = (await demo.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM snapshot_receipts',
+    )) as [{ n: number }];
+    const res = await get(
+      `/reputation/wallet/${wallet}?snapshot=true`,
+      payment({ amount: tierById('wallet-snapshot').amount }),
+    );
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.snapshot).toMatchObject({ policy_version: 'equal-weight-per-chain@2' });
@@ -99,10 +105,12 @@ describe('metered routes behind the paywall (demo index)', () => {
       'SELECT payment_receipt, inputs_digest FROM snapshot_receipts WHERE snapshot_id = $1',
       [body.snapshot.snapshot_id],
     );
-    expect(rows).toEqual([{ payment_receipt: res.headers.get('x-payment-receipt'), inputs_digest: body.snapshot.inputs_digest }]);
-    const [{ n: after }] = (await demo.db.query<{ n: number }>('SELECT count(*)::int AS n FROM snapshot_receipts')) as [
-      { n: number },
-    ];
+    expect(rows).toEqual([
+      { payment_receipt: res.headers.get('x-payment-receipt'), inputs_digest: body.snapshot.inputs_digest },
+    ]);
+    const [{ n: after }] = (await demo.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM snapshot_receipts',
+    )) as [{ n: number }];
     expect(after).toBe(before + 1);
   });
 

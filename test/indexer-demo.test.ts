@@ -1,6 +1,7 @@
 /**
  * The offline demo as a fixture: three local chains, the played scenario, indexed by the real
- * pass. Every fact the scenario recorded must be in the index exactly.
+ * pass. Every fact the scenario recorded must be in the index exactly. The run's global setup
+ * built it once with `startDemo()` (helpers/demo-fixture.ts); this file reads its own copy.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,21 +12,18 @@ import { migrate } from '../src/db/migrate.js';
 import { DemoDatabaseError, startDemo, type Demo } from '../src/demo/run-demo.js';
 import { HOSTILE_TAG1 } from '../src/demo/scenario.js';
 import { scaleDecimal } from '../src/indexer/scanner.js';
-import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 import { quietLogger } from './indexer-fixtures.js';
 
 let demo: Demo;
-let t: TestDatabase | null = null;
 
 beforeAll(async () => {
-  // On PostgreSQL the demo writes into a private schema of the test database.
-  if (process.env.TEST_DATABASE_URL || process.env.DATABASE_URL) t = await openTestDatabase();
-  demo = await startDemo({ databaseUrl: t?.url ?? null, log: quietLogger() });
+  demo = await openDemoCopy();
 }, 120_000);
 
 afterAll(async () => {
   await demo?.close();
-  await t?.close();
 });
 
 const lc = (s: string) => s.toLowerCase();
@@ -124,7 +122,7 @@ describe('demo database guard', () => {
     let other: TestDatabase | null = null;
     let dir: string | null = null;
     let target: { databaseUrl: string | null; dataDir?: string };
-    if (t) {
+    if (testDatabaseUrl) {
       other = await openTestDatabase();
       await other.db.query(`INSERT INTO agents (network, agent_id, owner) VALUES ('base', '0', '0xabc')`);
       target = { databaseUrl: other.url };

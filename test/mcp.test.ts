@@ -11,10 +11,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createApp } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import { FREE_TOOLS, METERED_TOOLS } from '../src/doors/mcp/tools.js';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openDemoCopy } from './helpers/demo.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -23,7 +23,6 @@ const NOBODY = '0x00000000000000000000000000000000000abcde';
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 describe('MCP door on the demo scenario', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let server: RunningServer;
   let app: ReturnType<typeof createApp>;
@@ -50,11 +49,7 @@ describe('MCP door on the demo scenario', () => {
     fetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({
-      databaseUrl: t?.url ?? null,
-      log: { info: () => undefined, warn: () => undefined },
-    });
+    demo = await openDemoCopy();
     const ctx: AppContext = {
       config: { ...demo.config, treasuryAddress: TREASURY, rateLimit: { rate: 1_000_000, burst: 1_000_000 } },
       db: demo.db,
@@ -70,7 +65,6 @@ describe('MCP door on the demo scenario', () => {
     await client?.close();
     await server?.close();
     await demo?.close();
-    await t?.close();
   });
 
   it('tools/list: exactly 14 tools, the six metered ones declare payment, the eight free ones never', async () => {

@@ -1,11 +1,11 @@
 /**
- * The metered handlers (src/doors/http/paid), called directly — validate, then run — on the demo
+ * The metered handlers (src/paid), called directly — validate, then run — on the demo
  * scenario (three local chains, indexed by the real indexer pass), on PGlite or on PostgreSQL
  * (TEST_DATABASE_URL). Every expected number is recomputed from the stored `ratings` and `agents`
  * rows (plain arithmetic or the pure scoring functions), never hard-coded.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemo, type Demo } from '../src/demo/run-demo.js';
+import type { Demo } from '../src/demo/run-demo.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import type { PaidHandler, RawPaidRequest } from '../src/paid/handler.js';
 import { paidHandlers } from '../src/paid/index.js';
@@ -20,8 +20,8 @@ import {
   POLICY_VERSION,
   round6,
 } from '../src/scoring/index.js';
-import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
-import { loadStored, type StoredAgent, type StoredRating } from './http-agg-expect.js';
+import { openDemoCopy } from './helpers/demo.js';
+import { loadStored, type StoredAgent, type StoredRating } from './helpers/agg-expect.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -35,7 +35,6 @@ function mean(values: readonly string[]): number | null {
 }
 
 describe('paid handlers on the demo scenario', () => {
-  let t: TestDatabase | null = null;
   let demo: Demo;
   let ctx: AppContext;
   let stored: { ratings: StoredRating[]; agents: StoredAgent[] };
@@ -77,17 +76,12 @@ describe('paid handlers on the demo scenario', () => {
   };
 
   beforeAll(async () => {
-    if (testDatabaseUrl) t = await openTestDatabase();
-    demo = await startDemo({
-      databaseUrl: t?.url ?? null,
-      log: { info: () => undefined, warn: () => undefined },
-    });
+    demo = await openDemoCopy();
     stored = await loadStored(demo.db);
     ctx = { config: demo.config, db: demo.db, now: () => NOW };
   }, 300_000);
   afterAll(async () => {
     await demo?.close();
-    await t?.close();
   });
 
   it('exports one handler per metered tier', () => {

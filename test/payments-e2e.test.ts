@@ -9,9 +9,9 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/paid/handler.js';
 import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 
 const AMOUNT = 10_000n; // wallet-lookup: $0.01
@@ -24,18 +24,7 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
   let app: ReturnType<typeof createAppShell>;
   const runs = { count: 0 };
 
-  const handler: PaidHandler<{ wallet: string }> = {
-    tier: 'wallet-lookup',
-    validate(_ctx, req) {
-      const w = req.params.wallet ?? '';
-      if (!/^0x[0-9a-fA-F]{40}$/.test(w)) return { ok: false, status: 422, body: { detail: { error: 'not_an_address', wallet: w } } };
-      return { ok: true, input: { wallet: w } };
-    },
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
+  const handler = walletEchoHandler('wallet-lookup', runs);
 
   beforeAll(async () => {
     rail = await startLocalPayments();
@@ -55,13 +44,17 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     await rail?.close();
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
   const challenge = async (path: string) => {
     const res = await get(path);
     expect(res.status).toBe(402);
     return res.json();
   };
-  const balances = async () => ({ payer: await rail.balanceOf(rail.payer), treasury: await rail.balanceOf(rail.treasury) });
+  const balances = async () => ({
+    payer: await rail.balanceOf(rail.payer),
+    treasury: await rail.balanceOf(rail.treasury),
+  });
 
   it('quotes the local token on base', async () => {
     const res = await get(`/reputation/wallet/${WALLET_A}`);
@@ -69,7 +62,12 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     expect(res.headers.get('x-accept-payment')).toBe('x402 USDC 2.0');
     const body = await res.json();
     expect(Object.keys(body)).toHaveLength(22);
-    expect(body.accepts[0]).toMatchObject({ network: 'eip155:8453', asset: rail.token, payTo: rail.treasury, amount: '10000' });
+    expect(body.accepts[0]).toMatchObject({
+      network: 'eip155:8453',
+      asset: rail.token,
+      payTo: rail.treasury,
+      amount: '10000',
+    });
   });
 
   let paidHeader = '';
@@ -83,7 +81,9 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     expect(res.headers.get('x-payment-reused')).toBe('false');
     paidTx = res.headers.get('x-payment-receipt')!;
     expect(paidTx).toMatch(/^0x[0-9a-f]{64}$/);
-    const receipt = await createPublicClient({ transport: http(rail.node.rpcUrl) }).getTransactionReceipt({ hash: paidTx as Hex });
+    const receipt = await createPublicClient({ transport: http(rail.node.rpcUrl) }).getTransactionReceipt({
+      hash: paidTx as Hex,
+    });
     expect(receipt.status).toBe('success');
     expect(receipt.to?.toLowerCase()).toBe(rail.token.toLowerCase());
     const after = await balances();
@@ -117,7 +117,10 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     const before = await balances();
     const settled = rail.settlements();
     const { header } = await signPayment(await challenge(`/reputation/wallet/${WALLET_B}`), rail.payerKey);
-    const [a, b] = await Promise.all([get(`/reputation/wallet/${WALLET_B}`, header), get(`/reputation/wallet/${WALLET_B}`, header)]);
+    const [a, b] = await Promise.all([
+      get(`/reputation/wallet/${WALLET_B}`, header),
+      get(`/reputation/wallet/${WALLET_B}`, header),
+    ]);
     const statuses = [a.status, b.status].sort();
     expect(statuses[0]).toBe(200);
     expect([200, 402]).toContain(statuses[1]);
@@ -140,7 +143,10 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
     // Lying in `accepted` while signing a low value: the facilitator would refuse it too.
     const sneaky = await signPayment(ch, rail.payerKey, (r) => ({ ...r, amount: '1' }));
     sneaky.payload.accepted.amount = '10000';
-    const res = await get(`/reputation/wallet/${WALLET_A}?x=1`, Buffer.from(JSON.stringify(sneaky.payload)).toString('base64'));
+    const res = await get(
+      `/reputation/wallet/${WALLET_A}?x=1`,
+      Buffer.from(JSON.stringify(sneaky.payload)).toString('base64'),
+    );
     expect(res.status).toBe(402);
     expect(rail.settlements()).toBe(settled);
     expect(await balances()).toEqual(before);
@@ -148,13 +154,20 @@ describe('x402 end to end (local chain + x402 facilitator)', () => {
 
   it('facilitator down: 503 + Retry-After 5, no transfer; restarted, the SAME header pays', async () => {
     const before = await balances();
-    const { header, payload } = await signPayment(await challenge(`/reputation/wallet/${WALLET_A}?y=2`), rail.payerKey);
+    const { header, payload } = await signPayment(
+      await challenge(`/reputation/wallet/${WALLET_A}?y=2`),
+      rail.payerKey,
+    );
     await rail.stopFacilitator();
     try {
       const res = await get(`/reputation/wallet/${WALLET_A}?y=2`, header);
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
-      expect(await res.json()).toMatchObject({ error: 'facilitator_unavailable', retryable: true, retry_after_seconds: 5 });
+      expect(await res.json()).toMatchObject({
+        error: 'facilitator_unavailable',
+        retryable: true,
+        retry_after_seconds: 5,
+      });
       expect(await balances()).toEqual(before);
       expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(false);
     } finally {

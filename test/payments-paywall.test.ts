@@ -7,35 +7,39 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/paid/handler.js';
 import { registerApiChallenge } from '../src/doors/http/routes/reputation.js';
 import { canonicalResource } from '../src/payments/challenge.js';
 import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { BASE_USDC, PAYER, payment, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 
 const WALLET = '0x3333333333333333333333333333333333333333';
 
 const FIELDS = [
-  'x402Version', 'scheme', 'resource', 'amount', 'price_usd', 'token', 'maxTimeoutSeconds', 'retryable', 'recipient',
-  'recipients', 'supportedChains', 'accepts', 'pricing', 'next_action', 'free_preview', 'see_also', 'facilitator',
-  'description', 'error', 'message', 'mimeType', 'service',
+  'x402Version',
+  'scheme',
+  'resource',
+  'amount',
+  'price_usd',
+  'token',
+  'maxTimeoutSeconds',
+  'retryable',
+  'recipient',
+  'recipients',
+  'supportedChains',
+  'accepts',
+  'pricing',
+  'next_action',
+  'free_preview',
+  'see_also',
+  'facilitator',
+  'description',
+  'error',
+  'message',
+  'mimeType',
+  'service',
 ];
-
-function fakeHandler(tier: string, runs: { count: number }): PaidHandler<{ wallet: string }> {
-  return {
-    tier,
-    validate(_ctx, req) {
-      const w = req.params.wallet ?? '';
-      if (!/^0x[0-9a-fA-F]{40}$/.test(w)) return { ok: false, status: 422, body: { detail: { error: 'not_an_address', wallet: w } } };
-      return { ok: true, input: { wallet: w } };
-    },
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
-}
 
 describe('x402 paywall (stub facilitator)', () => {
   let t: TestDatabase;
@@ -49,14 +53,23 @@ describe('x402 paywall (stub facilitator)', () => {
     t = await openTestDatabase();
     stub = new StubFacilitator();
     ctx = {
-      config: loadConfig({ TREASURY_ADDRESS: TREASURY, X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator' }),
+      config: loadConfig({
+        TREASURY_ADDRESS: TREASURY,
+        X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator',
+      }),
       db: t.db,
       now: () => clock,
       facilitator: stub,
     };
     app = createAppShell(ctx);
-    registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: fakeHandler('wallet-lookup', runs) });
-    registerPaidRoute(app, ctx, { path: '/reputation/rater/{wallet}', handler: fakeHandler('rater-profile', runs) });
+    registerPaidRoute(app, ctx, {
+      path: '/reputation/wallet/{wallet}',
+      handler: walletEchoHandler('wallet-lookup', runs),
+    });
+    registerPaidRoute(app, ctx, {
+      path: '/reputation/rater/{wallet}',
+      handler: walletEchoHandler('rater-profile', runs),
+    });
     registerApiChallenge(app, ctx);
   });
   afterAll(() => t.close());
@@ -65,7 +78,8 @@ describe('x402 paywall (stub facilitator)', () => {
     stub.settleMode = 'ok';
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
 
   it('answers 402 with the 22 fields and the headers, before any validation', async () => {
     const before = runs.count;
@@ -76,7 +90,9 @@ describe('x402 paywall (stub facilitator)', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     const body = await res.json();
     expect(Object.keys(body).sort()).toEqual([...FIELDS].sort());
-    expect(JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString('utf8'))).toEqual(body);
+    expect(JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString('utf8'))).toEqual(
+      body,
+    );
     expect(body).toMatchObject({
       x402Version: 2,
       scheme: 'exact',
@@ -106,7 +122,9 @@ describe('x402 paywall (stub facilitator)', () => {
       extra: { name: 'USD Coin', version: '2' },
     });
     expect(body.accepts[5].extra).toEqual({ name: 'USDC', version: '2' });
-    expect(body.see_also).toEqual(expect.arrayContaining(['GET /health', 'GET /badge/{wallet}.svg', 'POST /a2a', 'POST /mcp']));
+    expect(body.see_also).toEqual(
+      expect.arrayContaining(['GET /health', 'GET /badge/{wallet}.svg', 'POST /a2a', 'POST /mcp']),
+    );
     expect(runs.count).toBe(before);
   });
 
@@ -148,7 +166,9 @@ describe('x402 paywall (stub facilitator)', () => {
     expect(again.headers.get('x-payment-reused')).toBe('true');
     expect(again.headers.get('x-payment-receipt')).toBe(tx);
     // The /v1 alias and a reordered query are the same canonical resource.
-    expect((await get(`/v1/reputation/wallet/${WALLET}`, header)).headers.get('x-payment-reused')).toBe('true');
+    expect((await get(`/v1/reputation/wallet/${WALLET}`, header)).headers.get('x-payment-reused')).toBe(
+      'true',
+    );
     expect(stub.settles.length).toBe(settles);
 
     const other = await get(`/reputation/wallet/${WALLET.replace('3', '4')}`, header);
@@ -166,10 +186,14 @@ describe('x402 paywall (stub facilitator)', () => {
   });
 
   it('stores the claim and the receipt rows', async () => {
-    const claims = await t.db.query<{ status: string; amount: string }>("SELECT status, amount FROM payment_claims WHERE status = 'settled'");
+    const claims = await t.db.query<{ status: string; amount: string }>(
+      "SELECT status, amount FROM payment_claims WHERE status = 'settled'",
+    );
     expect(claims.length).toBeGreaterThan(0);
     expect(claims[0]!.amount).toBe('10000');
-    const receipts = await t.db.query<{ resource: string; expires_at: Date; created_at: Date }>('SELECT resource, expires_at FROM payment_receipts');
+    const receipts = await t.db.query<{ resource: string; expires_at: Date; created_at: Date }>(
+      'SELECT resource, expires_at FROM payment_receipts',
+    );
     expect(receipts[0]!.resource).toBe(`GET /reputation/wallet/${WALLET}`);
     expect(receipts[0]!.expires_at.toISOString()).toBe('2026-11-01T00:15:00.000Z');
   });
@@ -201,7 +225,9 @@ describe('x402 paywall (stub facilitator)', () => {
       Buffer.from('[1,2]').toString('base64'),
       Buffer.from(JSON.stringify({ x402Version: 2, accepted: 5, payload: 'x' })).toString('base64'),
       Buffer.from(JSON.stringify({ x402Version: '2' })).toString('base64'),
-      Buffer.from(JSON.stringify({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} })).toString('base64'),
+      Buffer.from(JSON.stringify({ x402Version: 1, scheme: 'exact', network: 'base', payload: {} })).toString(
+        'base64',
+      ),
     ];
     for (const h of hostile) {
       const res = await get(`/reputation/wallet/${WALLET}`, h);
@@ -262,10 +288,14 @@ describe('x402 paywall (stub facilitator)', () => {
     const header = payment();
     const res = await get(`/reputation/wallet/${WALLET}`, header);
     expect(res.status).toBe(503);
-    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(1);
+    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(
+      1,
+    );
     stub.settleMode = 'ok';
     expect((await get(`/reputation/wallet/${WALLET}`, header)).status).toBe(200);
-    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(0);
+    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(
+      0,
+    );
   });
 
   it('settle timed out after spending: 503, then the retry is refused, never charged twice', async () => {
@@ -278,7 +308,9 @@ describe('x402 paywall (stub facilitator)', () => {
     expect(retry.status).toBe(402);
     expect((await retry.json()).error).toBe('invalid_exact_evm_payload_authorization_nonce_used');
     expect(stub.settles.length).toBe(settles);
-    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(1);
+    expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(
+      1,
+    );
   });
 
   it('a definitive settle failure releases the claim and answers 402', async () => {
@@ -292,7 +324,10 @@ describe('x402 paywall (stub facilitator)', () => {
   it('two concurrent requests with one fresh header settle exactly once', async () => {
     const header = payment();
     const settles = stub.settles.length;
-    const [a, b] = await Promise.all([get(`/reputation/wallet/${WALLET}`, header), get(`/reputation/wallet/${WALLET}`, header)]);
+    const [a, b] = await Promise.all([
+      get(`/reputation/wallet/${WALLET}`, header),
+      get(`/reputation/wallet/${WALLET}`, header),
+    ]);
     expect(stub.settles.length).toBe(settles + 1);
     const statuses = [a.status, b.status].sort();
     expect(statuses[0]).toBe(200);
@@ -300,7 +335,9 @@ describe('x402 paywall (stub facilitator)', () => {
   });
 
   it('accepts the x402 v2 PAYMENT-SIGNATURE header as well', async () => {
-    const res = await app.request(`/reputation/wallet/${WALLET}?v2=1`, { headers: { 'PAYMENT-SIGNATURE': payment() } });
+    const res = await app.request(`/reputation/wallet/${WALLET}?v2=1`, {
+      headers: { 'PAYMENT-SIGNATURE': payment() },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-payment-reused')).toBe('false');
   });
@@ -319,9 +356,17 @@ describe('x402 paywall without TREASURY_ADDRESS', () => {
   it('answers 503 on metered routes and /api', async () => {
     const t = await openTestDatabase();
     try {
-      const ctx: AppContext = { config: loadConfig({}), db: t.db, now: () => new Date(), facilitator: new StubFacilitator() };
+      const ctx: AppContext = {
+        config: loadConfig({}),
+        db: t.db,
+        now: () => new Date(),
+        facilitator: new StubFacilitator(),
+      };
       const app = createAppShell(ctx);
-      registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: fakeHandler('wallet-lookup', { count: 0 }) });
+      registerPaidRoute(app, ctx, {
+        path: '/reputation/wallet/{wallet}',
+        handler: walletEchoHandler('wallet-lookup', { count: 0 }),
+      });
       registerApiChallenge(app, ctx);
       for (const path of [`/reputation/wallet/${WALLET}`, '/api']) {
         const res = await app.request(path, { headers: { 'X-PAYMENT': payment() } });

@@ -11,11 +11,11 @@ import type { Hex } from 'viem';
 import { loadConfig, type Config } from '../src/config.js';
 import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { PaidHandler } from '../src/paid/handler.js';
 import { createHttpFacilitator, type FacilitatorClient } from '../src/payments/facilitator.js';
 import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
 import { reconcilePayments } from '../src/payments/reconcile.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { walletEchoHandler } from './helpers/paid-handler.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 
 const WALLET = '0xcccccccccccccccccccccccccccccccccccccccc';
@@ -29,21 +29,23 @@ describe('reconciliation of unknown settlements (local chain)', () => {
   /** What settle does: 'ok', 'settle-then-lose' (it settles, the answer is lost), 'lose' (never sent on, answer lost). */
   let settleMode: 'ok' | 'settle-then-lose' | 'lose' = 'ok';
 
-  const handler: PaidHandler<{ wallet: string }> = {
-    tier: 'wallet-lookup',
-    validate: (_ctx, req) => ({ ok: true, input: { wallet: req.params.wallet ?? '' } }),
-    async run(_ctx, input, payment) {
-      runs.count += 1;
-      return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-    },
-  };
+  const handler = walletEchoHandler('wallet-lookup', runs);
 
   beforeAll(async () => {
     rail = await startLocalPayments();
     t = await openTestDatabase();
-    const base = loadConfig({ TREASURY_ADDRESS: rail.treasury, X402_FACILITATOR_URL: rail.facilitatorUrl, X402_ASSET_BASE: rail.token });
+    const base = loadConfig({
+      TREASURY_ADDRESS: rail.treasury,
+      X402_FACILITATOR_URL: rail.facilitatorUrl,
+      X402_ASSET_BASE: rail.token,
+    });
     // The base chain's RPC is the local node: the reconciliation reads the token there.
-    config = { ...base, chains: base.chains.map((c) => (c.network === 'base' ? { ...c, rpcUrl: rail.node.rpcUrl, chainId: 8453 } : c)) };
+    config = {
+      ...base,
+      chains: base.chains.map((c) =>
+        c.network === 'base' ? { ...c, rpcUrl: rail.node.rpcUrl, chainId: 8453 } : c,
+      ),
+    };
     const real = createHttpFacilitator(rail.facilitatorUrl);
     const lossy: FacilitatorClient = {
       verify: (p, r) => real.verify(p, r),
@@ -63,10 +65,15 @@ describe('reconciliation of unknown settlements (local chain)', () => {
     await rail?.close();
   });
 
-  const get = (path: string, header?: string) => app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
+  const get = (path: string, header?: string) =>
+    app.request(path, header ? { headers: { 'X-PAYMENT': header } } : {});
   const sign = async (path: string) => signPayment(await (await get(path)).json(), rail.payerKey);
   const claimStatus = async (nonce: string) =>
-    (await t.db.query<{ status: string }>('SELECT status FROM payment_claims WHERE nonce = $1', [nonce.toLowerCase()]))[0]?.status ?? null;
+    (
+      await t.db.query<{ status: string }>('SELECT status FROM payment_claims WHERE nonce = $1', [
+        nonce.toLowerCase(),
+      ])
+    )[0]?.status ?? null;
 
   it('spent on chain, answer lost: reconciled to settled; the retry is served from the receipt with no second transfer', async () => {
     const path = `/reputation/wallet/${WALLET}`;
@@ -112,10 +119,18 @@ describe('reconciliation of unknown settlements (local chain)', () => {
       settleMode = 'ok';
     }
     expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
-    expect(await reconcilePayments({ db: t.db, config })).toMatchObject({ examined: 1, settled: 0, released: 0, pending: 1 });
+    expect(await reconcilePayments({ db: t.db, config })).toMatchObject({
+      examined: 1,
+      settled: 0,
+      released: 0,
+      pending: 1,
+    });
     expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
     const later = new Date(Date.now() + 3600_000);
-    expect(await reconcilePayments({ db: t.db, config, now: () => later })).toMatchObject({ examined: 1, released: 1 });
+    expect(await reconcilePayments({ db: t.db, config, now: () => later })).toMatchObject({
+      examined: 1,
+      released: 1,
+    });
     expect(await claimStatus(nonceOf(payload))).toBeNull();
     expect(await rail.authorizationUsed(rail.payer, nonceOf(payload))).toBe(false);
   });

@@ -76,13 +76,20 @@ export interface OpenOptions {
   dataDir: string;
   /** postgres://… of a read replica for `reader()`; only with databaseUrl. */
   databaseReadUrl?: string | null;
+  /** In-memory PGlite only: start from this data directory (a PGlite `dumpDataDir()` tarball). */
+  loadDataDir?: Blob;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
   if (opts.databaseReadUrl && !opts.databaseUrl) {
     throw new Error('a read replica (DATABASE_READ_URL) needs a PostgreSQL primary (DATABASE_URL)');
   }
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.databaseReadUrl ?? null) : openPglite(opts.dataDir);
+  if (opts.loadDataDir && (opts.databaseUrl || !opts.dataDir.startsWith('memory://'))) {
+    throw new Error('loadDataDir needs an in-memory PGlite (no databaseUrl, dataDir memory://)');
+  }
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts.databaseReadUrl ?? null)
+    : openPglite(opts.dataDir, opts.loadDataDir);
 }
 
 // ---------------------------------------------------------------- PostgreSQL
@@ -95,15 +102,27 @@ function openPostgres(url: string, readUrl: string | null): Database {
     },
   } as pg.CustomTypesConfig;
   // A server that never answers fails the first query after 10 s instead of hanging start-up.
-  const pool = new pg.Pool({ connectionString: url, max: 10, types: typeParsers, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    types: typeParsers,
+    connectionTimeoutMillis: 10_000,
+  });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', (err) => logger('db').error({ err: err.message }, 'idle PostgreSQL client error'));
   // The replica pool (lazy: no connection until the first read). An application_name in the
   // URL wins over this default, which lets an operator tell the pools apart in pg_stat_activity.
   const readPool = readUrl
-    ? new pg.Pool({ connectionString: readUrl, max: 10, types: typeParsers, application_name: 'repindex-read' })
+    ? new pg.Pool({
+        connectionString: readUrl,
+        max: 10,
+        types: typeParsers,
+        application_name: 'repindex-read',
+      })
     : null;
-  readPool?.on('error', (err) => logger('db').error({ err: err.message }, 'idle PostgreSQL read-replica client error'));
+  readPool?.on('error', (err) =>
+    logger('db').error({ err: err.message }, 'idle PostgreSQL read-replica client error'),
+  );
   registerDbPool('primary', pool);
   registerDbPool('read', readPool);
 
@@ -142,7 +161,8 @@ function openPostgres(url: string, readUrl: string | null): Database {
     async tryWithLock(name, fn) {
       const client = await pool.connect();
       try {
-        const [row] = (await client.query(`SELECT pg_try_advisory_lock(${LOCK_KEY_SQL}) AS ok`, [name])).rows as {
+        const [row] = (await client.query(`SELECT pg_try_advisory_lock(${LOCK_KEY_SQL}) AS ok`, [name]))
+          .rows as {
           ok: boolean;
         }[];
         if (!row?.ok) return { acquired: false };
@@ -206,13 +226,13 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   let releaseLock: (() => Promise<void>) | null = null;
   let db: PGlite;
   const parsers = { [pgliteTypes.INT8]: parseInt8 };
   if (inMemory) {
-    db = await PGlite.create({ parsers });
+    db = await PGlite.create({ parsers, ...(loadDataDir ? { loadDataDir } : {}) });
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dir, { recursive: true });

@@ -102,7 +102,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   const started: LocalNode[] = [];
   let db: Database | null = null;
   try {
-    // The database opens while the chains start and the scenario plays.
+    // The database opens (and is checked) while the chains start.
     const dbReady = (async () => {
       const d = await openDatabase({
         databaseUrl: opts.databaseUrl ?? null,
@@ -113,28 +113,32 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
       await prepareDemoDatabase(d);
       return d;
     })();
-    let dbError: unknown = null;
-    dbReady.catch((e: unknown) => {
-      dbError = e ?? new Error('database failed');
-    });
+    // Awaited below; until then a failure must not count as an unhandled rejection.
+    dbReady.catch(() => undefined);
 
-    const nodes: ScenarioNode[] = await Promise.all(
-      SCENARIO_NETWORKS.map(async (network) => {
+    // Every node task settles before this goes on or throws, so the catch below closes every node started.
+    const settled = await Promise.allSettled(
+      SCENARIO_NETWORKS.map(async (network): Promise<ScenarioNode> => {
         const node = await startLocalNode({ chainId: SCENARIO_CHAIN_IDS[network] });
         started.push(node);
         const registries = await deployRegistries(node.rpcUrl, node.privateKeys[0]!);
         return { network, node, registries };
       }),
     );
+    const nodes: ScenarioNode[] = settled.map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
+    // A database that cannot be used (or holds a real index) stops the demo before it plays: its
+    // check is awaited here (a flag read here raced it: a refused database could see the whole
+    // scenario played first).
+    const database = await dbReady;
     const nodesMs = Date.now() - t0;
-    // A database that cannot be used (or holds a real index) stops the demo before it plays.
-    if (dbError) throw dbError;
     const facts = await playScenario(nodes);
     // Cover the reorg margin so that head − confirmations reaches the scenario's last block.
     await Promise.all(nodes.map((n) => n.node.mine(DEMO_CONFIRMATIONS)));
     const scenarioMs = Date.now() - t0 - nodesMs;
 
-    const database = await dbReady;
     const config = demoConfig(base, nodes);
     await registerChains(database, config.chains);
     const t1 = Date.now();

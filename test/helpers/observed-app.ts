@@ -8,26 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.js';
 import { createAppShell } from '../../src/doors/http/app.js';
 import type { AppContext } from '../../src/doors/http/context.js';
-import type { PaidHandler } from '../../src/paid/handler.js';
 import { registerHealth } from '../../src/doors/http/routes/health.js';
 import { registerChains } from '../../src/store/chain-state.js';
 import { registerPaidRoute } from '../../src/doors/http/routes/reputation.js';
 import type { TestDatabase } from './db.js';
+import { walletEchoHandler } from './paid-handler.js';
 import { StubFacilitator, TREASURY } from './x402-stub.js';
 
 export const WALLET = '0x3333333333333333333333333333333333333333';
-
-const handler: PaidHandler<{ wallet: string }> = {
-  tier: 'wallet-lookup',
-  validate(_ctx, req) {
-    const w = req.params.wallet ?? '';
-    if (!/^0x[0-9a-fA-F]{40}$/.test(w)) return { ok: false, status: 422, body: { detail: 'not an address' } };
-    return { ok: true, input: { wallet: w } };
-  },
-  async run(_ctx, input, payment) {
-    return { status: 200, body: { wallet: input.wallet, receipt: payment.receipt } };
-  },
-};
 
 export interface ObservedApp {
   url: string;
@@ -36,14 +24,21 @@ export interface ObservedApp {
   close(): Promise<void>;
 }
 
-export async function startObservedApp(t: TestDatabase, env: Record<string, string> = {}): Promise<ObservedApp> {
+export async function startObservedApp(
+  t: TestDatabase,
+  env: Record<string, string> = {},
+): Promise<ObservedApp> {
   const stub = new StubFacilitator();
-  const config = loadConfig({ TREASURY_ADDRESS: TREASURY, X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator', ...env });
+  const config = loadConfig({
+    TREASURY_ADDRESS: TREASURY,
+    X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator',
+    ...env,
+  });
   await registerChains(t.db, config.chains);
   const ctx: AppContext = { config, db: t.db, now: () => new Date(), facilitator: stub };
   const app = createAppShell(ctx);
   registerHealth(app, ctx);
-  registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler });
+  registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: walletEchoHandler() });
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });

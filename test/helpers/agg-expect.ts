@@ -4,7 +4,7 @@
  * contract tests check the SQL aggregates and the read model against the policy itself.
  */
 import { expect } from 'vitest';
-import type { Queryable } from '../src/db/database.js';
+import type { Queryable } from '../../src/db/database.js';
 import {
   classifyRating,
   compareLeaderboard,
@@ -15,7 +15,7 @@ import {
   shrunkScore,
   walletScore,
   type EligibleValue,
-} from '../src/scoring/index.js';
+} from '../../src/scoring/index.js';
 
 export interface StoredRating {
   network: string;
