@@ -1,5 +1,5 @@
 /**
- * Ingest benchmark: N synthetic normalised NewFeedback events (plus 1 % revocations and a few
+ * Ingest benchmark: N synthetic normalized NewFeedback events (plus 1 % revocations and a few
  * hundred agents), written through src/indexer/ingest.ts in batches, as the pass writes them:
  * each batch with its checkpoint in one transaction. Prints events/second.
  *

@@ -1,6 +1,6 @@
 /**
  * Shapes of the identifiers the contract accepts. EVM addresses are case-insensitive and
- * normalised to lower case (so any case gives a byte-identical answer); Solana base58 keys are
+ * normalized to lower case (so any case gives a byte-identical answer); Solana base58 keys are
  * case-sensitive and kept verbatim; agent ids are always strings.
  */
 export type WalletKind = 'evm' | 'solana';
@@ -36,7 +36,7 @@ export function parseWallet(input: string): ParsedWallet | null {
 }
 
 /** Canonical decimal form of an EVM agent id ("007" → "7"); base58 agent ids stay verbatim. */
-export function normaliseAgentId(network: string, agentId: string): string | null {
+export function normalizeAgentId(network: string, agentId: string): string | null {
   if (network === 'solana') return BASE58_RE.test(agentId) ? agentId : null;
   if (!AGENT_COUNTER_RE.test(agentId)) return null;
   const n = BigInt(agentId);

@@ -381,7 +381,7 @@ describe('paid handlers on the demo scenario', () => {
       expect(tail.body.pagination).toMatchObject({ total, returned: 0, next_offset: null });
     });
 
-    it('EVM agent ids are normalised ("007" is "7")', async () => {
+    it('EVM agent ids are normalized ("007" is "7")', async () => {
       const a = demo.facts.multiChainOwner.agents[0]!;
       const plain = await agentCall(a.network, String(a.agentId));
       const padded = await agentCall(a.network.toUpperCase(), `00${a.agentId}`);

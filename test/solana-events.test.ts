@@ -42,7 +42,7 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
     expect(() => new BorshReader(new BorshWriter().u32(1000).done()).string()).toThrow(/need 1000/);
   });
 
-  it('decodes every indexed event and maps it onto normalised events', () => {
+  it('decodes every indexed event and maps it onto normalized events', () => {
     const [asset, col, o1, o2, c1] = [key(1), key(2), key(3), key(4), key(5)];
     const reg = decodeEvent(agentRegistered(asset, col, o1, 'ipfs://x'));
     expect(reg.ok).toBe(true);

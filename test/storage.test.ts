@@ -60,7 +60,7 @@ describe('storage', () => {
     await db.close();
   });
 
-  it('normalises driver types: int8 → number, NUMERIC → exact string, timestamptz → Date', async () => {
+  it('normalizes driver types: int8 → number, NUMERIC → exact string, timestamptz → Date', async () => {
     const t = await openTestDatabase();
     const r = await exercise(t.db);
     expect(r.rows).toHaveLength(3);

@@ -21,7 +21,7 @@
  *    next_cursor, truncated).
  */
 import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
-import { normaliseAgentId } from '../identifiers.js';
+import { normalizeAgentId } from '../identifiers.js';
 import {
   agentIsIndexed,
   formatCursor,
@@ -90,7 +90,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     const network = resolveNetwork(ctx, rawNetwork);
     if (network === null) return unknownNetworkResult(ctx, rawNetwork);
     const rawId = req.params.agent_id ?? '';
-    const agentId = normaliseAgentId(network, rawId);
+    const agentId = normalizeAgentId(network, rawId);
     if (agentId === null) {
       return invalidParam(
         ['path', 'agent_id'],

@@ -203,15 +203,6 @@ export async function refreshAggregates(
   return { ...report, millis: Date.now() - started };
 }
 
-/** Asks the next refresh to rebuild everything (after a rollback deleted rows below a checkpoint). */
-export async function requireFullRefresh(tx: Queryable, reason: string): Promise<void> {
-  await tx.query(
-    `INSERT INTO agg_meta (meta_key, value) VALUES ('rebuild', $1::jsonb)
-     ON CONFLICT (meta_key) DO UPDATE SET value = EXCLUDED.value`,
-    [JSON.stringify({ reason })],
-  );
-}
-
 const ownerOr = "coalesce(a.owner, '')";
 
 /** The rating columns the refresh reads from new and newly revoked ratings. */

@@ -145,7 +145,7 @@ export async function readSubjectDegraded(db: Queryable, wallet: string): Promis
   return row?.degraded === true;
 }
 
-/** All the inputs of one subject's scored answer. `wallet` is already normalised (parseWallet). */
+/** All the inputs of one subject's scored answer. `wallet` is already normalized (parseWallet). */
 export async function readSubjectInputs(db: Queryable, wallet: string): Promise<SubjectInputs> {
   const [ratings, identities, raterSubjectCounts, meta, chainPriors, facetIndexMeans, degraded] =
     await Promise.all([

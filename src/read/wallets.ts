@@ -61,7 +61,7 @@ function refreshedAt(meta: unknown): string | null {
   return null;
 }
 
-/** Per-chain rows and wallet totals of one (already normalised) wallet, in one snapshot. */
+/** Per-chain rows and wallet totals of one (already normalized) wallet, in one snapshot. */
 export async function readWalletAggregate(db: Queryable, wallet: string): Promise<WalletAggregate> {
   const [row] = await db.query<{ meta: unknown; totals: Record<string, unknown> | null; chains: unknown }>(
     `SELECT

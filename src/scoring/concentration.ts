@@ -25,7 +25,7 @@ export function concentration(eligible: readonly { rater: string }[]): Concentra
 
 /**
  * Same from per-rater counts (e.g. `SELECT rater, count(*) … GROUP BY rater` over eligible rows).
- * Keys are normalised, so two spellings of one EVM address merge.
+ * Keys are normalized, so two spellings of one EVM address merge.
  */
 export function concentrationFromCounts(
   perRater: ReadonlyMap<string, number> | Iterable<readonly [string, number]>,

@@ -263,7 +263,7 @@ export function raterVoices(
 }
 
 /**
- * Voices from exact per-rater sums of eligible values (keys already normalised; the aggregate
+ * Voices from exact per-rater sums of eligible values (keys already normalized; the aggregate
  * path merges its (agent, rater) rows into these), sorted by rater.
  */
 export function voicesFromSums(

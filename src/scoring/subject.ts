@@ -140,9 +140,9 @@ function lookupPrior(priors: SubjectContext['chainPriors'], network: string): nu
 export interface SubjectTotals {
   /** Normalised subject wallet. */
   wallet: string;
-  /** Per network: exact sum of eligible values and eligible count per normalised rater. */
+  /** Per network: exact sum of eligible values and eligible count per normalized rater. */
   chains: Map<string, { sum: DecimalSum; raters: Map<string, number> }>;
-  /** Per normalised rater, all chains together: exact sum of its eligible values. */
+  /** Per normalized rater, all chains together: exact sum of its eligible values. */
   voices: Map<string, DecimalSum>;
   self: DecimalSum;
   counts: ClassCounts;

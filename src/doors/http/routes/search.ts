@@ -4,7 +4,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { readerOf } from '../../../db/database.js';
-import { isAgentCounter, isBase58Key, normaliseAgentId, parseWallet } from '../../../identifiers.js';
+import { isAgentCounter, isBase58Key, normalizeAgentId, parseWallet } from '../../../identifiers.js';
 import { readRefreshMeta } from '../../../read/aggregates.js';
 import { AGENT_LOOKUP_SOURCE, findAgentsById } from '../../../read/search.js';
 import { WALLET_CHAINS_SOURCE, readWalletAggregate } from '../../../read/wallets.js';
@@ -91,7 +91,7 @@ export function registerSearchRoutes(app: App, ctx: AppContext): void {
     // Bound before any other work: the longest accepted shape is 78 characters.
     if (q.length > MAX_QUERY_LENGTH) return unrecognized(c, q);
     const wallet = parseWallet(q);
-    const agentId = isAgentCounter(q) ? normaliseAgentId(evmNetworks[0] ?? 'base', q) : null;
+    const agentId = isAgentCounter(q) ? normalizeAgentId(evmNetworks[0] ?? 'base', q) : null;
     const base58 = isBase58Key(q);
     const interpretations: Interpretation[] = [];
     if (wallet?.kind === 'evm') interpretations.push('evm_wallet');
