@@ -38,12 +38,20 @@ const ROUTES = [
 
 async function run(label: string, db: Database): Promise<void> {
   // A huge budget: this measures the service, not the rate limiter.
-  const config = { ...loadConfig({ INDEXER_PERIOD_SECONDS: '0' }), rateLimit: { rate: 1_000_000, burst: 1_000_000 } };
+  const config = {
+    ...loadConfig({ INDEXER_PERIOD_SECONDS: '0' }),
+    rateLimit: { rate: 1_000_000, burst: 1_000_000 },
+  };
   await registerChains(db, config.chains);
   const t0 = performance.now();
   let ratings = 0;
   for (const b of batches()) {
-    const c = await ingestBatch(db, b.events, { network: 'base', lastScannedBlock: b.to, headAtLastSync: b.to, caughtUp: true });
+    const c = await ingestBatch(db, b.events, {
+      network: 'base',
+      lastScannedBlock: b.to,
+      headAtLastSync: b.to,
+      caughtUp: true,
+    });
     ratings += c.ratings;
   }
   const ingestS = (performance.now() - t0) / 1000;
@@ -56,7 +64,11 @@ async function run(label: string, db: Database): Promise<void> {
   try {
     console.log(`route${' '.repeat(45)} req/s   p50 ms  p99 ms  non-2xx`);
     for (const path of ROUTES) {
-      const res = await autocannon({ url: `${server.url}${path}`, connections: CONNECTIONS, duration: SECONDS });
+      const res = await autocannon({
+        url: `${server.url}${path}`,
+        connections: CONNECTIONS,
+        duration: SECONDS,
+      });
       console.log(
         `${path.padEnd(50)} ${String(Math.round(res.requests.average)).padStart(6)} ` +
           `${String(res.latency.p50).padStart(8)} ${String(res.latency.p99).padStart(7)} ${String(res.non2xx).padStart(8)}`,

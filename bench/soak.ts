@@ -23,7 +23,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { brokenPromise, fuzzRequest, rawRequestLine, sendFetch, sendRaw } from '../test/helpers/fuzz-requests.js';
+import {
+  brokenPromise,
+  fuzzRequest,
+  rawRequestLine,
+  sendFetch,
+  sendRaw,
+} from '../test/helpers/fuzz-requests.js';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const LIMIT_SECONDS = Number(process.env.SOAK_LIMIT_SECONDS ?? 15);
@@ -109,7 +115,9 @@ async function fuzzPhase(s: Server) {
     try {
       await fc.assert(fc.asyncProperty(arb, one), { seed: SEED, numRuns: runs, endOnFailure: true });
     } catch (e) {
-      failures.push(`fuzz ${name} (replay with FUZZ_SEED=${SEED}): ${(e as Error).message.split('\n').slice(0, 6).join(' | ')}`);
+      failures.push(
+        `fuzz ${name} (replay with FUZZ_SEED=${SEED}): ${(e as Error).message.split('\n').slice(0, 6).join(' | ')}`,
+      );
     }
   };
   await run('fetch', fuzzRequest, FUZZ_RUNS, async (r) => {
@@ -126,7 +134,9 @@ async function fuzzPhase(s: Server) {
   });
   const total = [...statuses.values()].reduce((a, b) => a + b, 0);
   const fivexx = [...statuses].filter(([st]) => st >= 500 && st !== 503).reduce((a, [, c]) => a + c, 0);
-  console.log(`fuzz:       seed ${SEED}, ${total} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s, 5xx: ${fivexx}, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`);
+  console.log(
+    `fuzz:       seed ${SEED}, ${total} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s, 5xx: ${fivexx}, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`,
+  );
 }
 
 async function limitPhase(s: Server) {
@@ -142,8 +152,17 @@ async function limitPhase(s: Server) {
     while (Date.now() < stopAt) {
       const res = await fetch(`${s.url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-forwarded-for': client },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rep_pricing', arguments: {} } }),
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-forwarded-for': client,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'rep_pricing', arguments: {} },
+        }),
       });
       mcpSent++;
       if (res.status === 200) mcpOk++;
@@ -159,7 +178,10 @@ async function limitPhase(s: Server) {
     // The leftmost (client-written) entry rotates on every request: it must not buy a new bucket.
     requests: [
       {
-        setupRequest: (req) => ({ ...req, headers: { 'x-forwarded-for': `198.51.100.${rotate++ % 250}, ${client}` } }),
+        setupRequest: (req) => ({
+          ...req,
+          headers: { 'x-forwarded-for': `198.51.100.${rotate++ % 250}, ${client}` },
+        }),
       },
     ],
   });
@@ -173,12 +195,26 @@ async function limitPhase(s: Server) {
     `rate limit: ${res.requests.total} /health requests from one client over 200 connections in ${elapsed.toFixed(1)} s: ` +
       `${ok} × 200 (+ ${mcpOk}/${mcpSent} MCP POSTs admitted) against a ceiling of ${ceiling}; 5xx: ${res['5xx']}; p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms`,
   );
-  if (ok + spentByMcp > ceiling) failures.push(`rate limit: ${ok} + ${spentByMcp} admitted > ceiling ${ceiling}`);
+  if (ok + spentByMcp > ceiling)
+    failures.push(`rate limit: ${ok} + ${spentByMcp} admitted > ceiling ${ceiling}`);
   if (res['5xx'] > 0) failures.push(`rate limit: ${res['5xx']} 5xx`);
 }
 
 async function soakPhase(s: Server) {
-  const paths = ['/health', '/pricing', '/chains', '/feed', '/leaderboard', '/stats/facets', '/search/1', '/wallets/0x00000000000000000000000000000000000000b0/chains', '/badge/0x00000000000000000000000000000000000000b0.svg', '/reputation/wallet/0x00000000000000000000000000000000000000b0', '/manifesto', '/openapi.json'];
+  const paths = [
+    '/health',
+    '/pricing',
+    '/chains',
+    '/feed',
+    '/leaderboard',
+    '/stats/facets',
+    '/search/1',
+    '/wallets/0x00000000000000000000000000000000000000b0/chains',
+    '/badge/0x00000000000000000000000000000000000000b0.svg',
+    '/reputation/wallet/0x00000000000000000000000000000000000000b0',
+    '/manifesto',
+    '/openapi.json',
+  ];
   const samples: number[] = [];
   const sampler = setInterval(() => samples.push(rssMb(s.pid)), 2_000);
   const t0 = Date.now();
@@ -191,7 +227,11 @@ async function soakPhase(s: Server) {
       {
         setupRequest: (req) => {
           const n = i++;
-          return { ...req, path: paths[n % paths.length]!, headers: { 'x-forwarded-for': `10.9.0.${n % 50}` } };
+          return {
+            ...req,
+            path: paths[n % paths.length]!,
+            headers: { 'x-forwarded-for': `10.9.0.${n % 50}` },
+          };
         },
       },
     ],
@@ -205,9 +245,12 @@ async function soakPhase(s: Server) {
     `soak:       ${res.requests.total} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s from 50 clients (${Math.round(res.requests.average)}/s): ` +
       `2xx ${res['2xx']}, 4xx ${res['4xx']}, 5xx ${res['5xx']}, errors ${res.errors}, timeouts ${res.timeouts}; p50 ${res.latency.p50} ms, p99 ${res.latency.p99} ms`,
   );
-  console.log(`RSS:        after warm-up ${warm.toFixed(1)} MB, end ${last.toFixed(1)} MB, peak ${peak.toFixed(1)} MB (${samples.length} samples)`);
+  console.log(
+    `RSS:        after warm-up ${warm.toFixed(1)} MB, end ${last.toFixed(1)} MB, peak ${peak.toFixed(1)} MB (${samples.length} samples)`,
+  );
   if (res['5xx'] > 0) failures.push(`soak: ${res['5xx']} 5xx`);
-  if (last - warm > RSS_BUDGET_MB) failures.push(`soak: RSS grew ${(last - warm).toFixed(1)} MB (> ${RSS_BUDGET_MB} MB)`);
+  if (last - warm > RSS_BUDGET_MB)
+    failures.push(`soak: RSS grew ${(last - warm).toFixed(1)} MB (> ${RSS_BUDGET_MB} MB)`);
 }
 
 const server = await startServer();
@@ -216,7 +259,8 @@ try {
   await fuzzPhase(server);
   await limitPhase(server);
   await soakPhase(server);
-  if (/\[http\].*failed/.test(server.stderr())) failures.push(`server logged handler failures:\n${server.stderr().slice(0, 2000)}`);
+  if (/\[http\].*failed/.test(server.stderr()))
+    failures.push(`server logged handler failures:\n${server.stderr().slice(0, 2000)}`);
 } finally {
   await server.stop();
 }

@@ -84,7 +84,6 @@ export function* batches(): Generator<{ to: number; events: IndexEvent[] }> {
   if (events.length) yield { to: block, events };
 }
 
-
 /** Runs `fn` on an in-memory PGlite, then on PostgreSQL when DATABASE_URL is set (private schema, dropped after). */
 export async function onEachDatabase(fn: (label: string, db: Database) => Promise<void>): Promise<void> {
   const pglite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });

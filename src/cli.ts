@@ -114,10 +114,7 @@ unused past validBefore → released; unused and still valid → left for a retr
 same every PAYMENT_RECONCILE_SECONDS. Exits 0, or 1 when a claim could not be decided.`,
 };
 
-async function openAndMigrate(
-  config: Config,
-  opts: { readReplica?: boolean } = {},
-): Promise<Database> {
+async function openAndMigrate(config: Config, opts: { readReplica?: boolean } = {}): Promise<Database> {
   try {
     return await openAndMigrateRaw(config, opts);
   } catch (e) {

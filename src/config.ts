@@ -64,7 +64,8 @@ type Env = Record<string, string | undefined>;
 function intVar(env: Env, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
   const n = Number(raw.trim());
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
@@ -115,7 +116,9 @@ export function resolveChains(env: Env, chainsFileText?: string): ChainConfig[] 
     }
     for (const [slug, value] of Object.entries(parsed)) {
       if (!isNetwork(slug)) {
-        throw new ConfigError(`CHAINS_FILE names an unknown network "${slug}" (known: ${NETWORKS.join(', ')})`);
+        throw new ConfigError(
+          `CHAINS_FILE names an unknown network "${slug}" (known: ${NETWORKS.join(', ')})`,
+        );
       }
       const r = chainOverride.safeParse(value);
       if (!r.success) {
@@ -138,11 +141,16 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = urlVar(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const databaseReadUrl = urlVar(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']);
   if (databaseReadUrl && !databaseUrl) {
-    throw new ConfigError('DATABASE_READ_URL needs DATABASE_URL (a read replica of a PostgreSQL primary; the embedded database has none)');
+    throw new ConfigError(
+      'DATABASE_READ_URL needs DATABASE_URL (a read replica of a PostgreSQL primary; the embedded database has none)',
+    );
   }
   const port = intVar(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
-  const baseUrl = (urlVar(env, 'BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  const baseUrl = (
+    urlVar(env, 'BASE_URL', ['http:', 'https:']) ??
+    `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  ).replace(/\/+$/, '');
   let chainsFileText: string | undefined;
   if (env.CHAINS_FILE) {
     try {
@@ -164,7 +172,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('METRICS_PORT must differ from PORT (metrics are never served on the public port)');
   }
   const trustProxyRaw = env.TRUST_PROXY?.trim() || 'false';
-  if (!['true', 'false', '1', '0'].includes(trustProxyRaw)) throw new ConfigError('TRUST_PROXY must be true or false');
+  if (!['true', 'false', '1', '0'].includes(trustProxyRaw))
+    throw new ConfigError('TRUST_PROXY must be true or false');
   return {
     databaseUrl,
     databaseReadUrl,
@@ -174,7 +183,8 @@ export function loadConfig(env: Env = process.env): Config {
     baseUrl,
     chains: resolveChains(env, chainsFileText),
     indexerPeriodSeconds: intVar(env, 'INDEXER_PERIOD_SECONDS', 3600, 0, 7 * 24 * 3600),
-    facilitatorUrl: urlVar(env, 'X402_FACILITATOR_URL', ['http:', 'https:']) ?? 'https://x402.org/facilitator',
+    facilitatorUrl:
+      urlVar(env, 'X402_FACILITATOR_URL', ['http:', 'https:']) ?? 'https://x402.org/facilitator',
     treasuryAddress: treasury,
     receiptReuseSeconds: intVar(env, 'RECEIPT_REUSE_SECONDS', 900, 300, 1800),
     redisUrl: urlVar(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -204,7 +214,8 @@ function paymentAssetOverrides(env: Env): Record<string, string> {
     const name = `X402_ASSET_${slug.toUpperCase()}`;
     const raw = env[name]?.trim();
     if (!raw) continue;
-    if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new ConfigError(`${name} must be an EVM address (0x + 40 hex)`);
+    if (!/^0x[0-9a-fA-F]{40}$/.test(raw))
+      throw new ConfigError(`${name} must be an EVM address (0x + 40 hex)`);
     out[slug] = raw;
   }
   return out;

@@ -88,10 +88,20 @@ const ORIGIN = {
   summary:
     'These principles come from earlier reputation products, in particular the people-rating services of the previous web generation: sites where anybody could rate anybody and a single headline number stood for a person. This index inherits their lessons, not their data, and corrects what they got wrong.',
   lessons: [
-    { id: 'who-said-it', lesson: 'A rating is only worth as much as the list of who gave it; a mean without its raters cannot be audited.' },
-    { id: 'silence-is-not-a-grade', lesson: 'Showing an unrated subject as a low score punished the people nobody had rated yet.' },
+    {
+      id: 'who-said-it',
+      lesson:
+        'A rating is only worth as much as the list of who gave it; a mean without its raters cannot be audited.',
+    },
+    {
+      id: 'silence-is-not-a-grade',
+      lesson: 'Showing an unrated subject as a low score punished the people nobody had rated yet.',
+    },
     { id: 'self-praise', lesson: 'Subjects rating themselves inflated every average that let them in.' },
-    { id: 'receipts', lesson: 'Reputation that could not be traced back to its source was impossible to contest.' },
+    {
+      id: 'receipts',
+      lesson: 'Reputation that could not be traced back to its source was impossible to contest.',
+    },
   ],
   corrected: [
     'They rated persons; this index describes on-chain agents and wallets only and offers no name search and no person lookup.',
@@ -126,7 +136,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'Cuando nada es elegible la puntuación es null, nunca cero, y la advertencia no-score lo dice. Una calificación real de cero se sirve como cero. Una wallet sin nada es una respuesta con listas vacías, no un error.',
     },
     inherited_from: 'origin.lessons.silence-is-not-a-grade',
-    enforced_by: 'src/scoring/score.ts (null when nothing is eligible); src/scoring/caveats.ts (no-score); GET /wallets/{wallet}/chains',
+    enforced_by:
+      'src/scoring/score.ts (null when nothing is eligible); src/scoring/caveats.ts (no-score); GET /wallets/{wallet}/chains',
   },
   {
     id: 'self-assessment-published-never-averaged',
@@ -139,7 +150,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'Una calificación cuyo autor es la propia wallet evaluada queda fuera de toda puntuación y se publica aparte en self_rated, con gap = propia menos ajenas. El índice publica la brecha y no la juzga.',
     },
     inherited_from: 'origin.lessons.self-praise',
-    enforced_by: 'src/scoring/classify.ts (self class); src/scoring/score.ts (selfRated); src/read/sql-fragments.ts (ELIGIBLE)',
+    enforced_by:
+      'src/scoring/classify.ts (self class); src/scoring/score.ts (selfRated); src/read/sql-fragments.ts (ELIGIBLE)',
   },
   {
     id: 'not-an-oracle',
@@ -152,7 +164,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'El índice no predice ni aprueba nada. Informa quién calificó a un sujeto, cuántos, sobre qué y cuándo; las advertencias son orientativas y nunca mueven una puntuación. No sirve más precios que los propios. La decisión es del cliente.',
     },
     inherited_from: null,
-    enforced_by: 'src/scoring/caveats.ts (advisory, independent rules); GET /health (reading_policy.self_gap is null)',
+    enforced_by:
+      'src/scoring/caveats.ts (advisory, independent rules); GET /health (reading_policy.self_gap is null)',
   },
   {
     id: 'not-a-bridge',
@@ -165,7 +178,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'La puntuación de una cadena se calcula solo con las calificaciones de esa cadena, y la puntuación global de una wallet es la media de sus puntuaciones por cadena, un voto por cadena, siempre con el detalle por cadena. El mismo id numérico es un agente distinto en cada cadena. El índice no mueve nada entre cadenas y no escribe en ninguna.',
     },
     inherited_from: null,
-    enforced_by: 'src/scoring/score.ts (equal weight per chain); GET /search/{q} (one row per chain, each with its owner)',
+    enforced_by:
+      'src/scoring/score.ts (equal weight per chain); GET /search/{q} (one row per chain, each with its owner)',
   },
   {
     id: 'not-a-people-search-engine',
@@ -178,7 +192,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'No hay búsqueda por nombre ni búsqueda de personas: las consultas son coincidencias exactas sobre una dirección o un id de agente, sin prefijos, comodines ni listados. Las rutas de nombres responden con una negativa documentada, y ningún comportamiento en cadena hace que el índice llame persona a un sujeto.',
     },
     inherited_from: 'origin.corrected',
-    enforced_by: 'src/doors/http/routes/refusals.ts (/names/resolve and /names/reverse answer 410 not_offered); src/doors/http/routes/search.ts (exact match only)',
+    enforced_by:
+      'src/doors/http/routes/refusals.ts (/names/resolve and /names/reverse answer 410 not_offered); src/doors/http/routes/search.ts (exact match only)',
   },
   {
     id: 'payment-is-the-authentication',
@@ -205,7 +220,8 @@ const PRINCIPLES: readonly PrincipleSource[] = [
       es: 'Cada calificación se guarda y se sirve con su hash de transacción, bloque e índice de log; las revocadas siguen publicadas, marcadas, con la transacción que las revocó. Cualquiera puede comprobar una calificación contra la cadena en vez de confiar en el índice.',
     },
     inherited_from: 'origin.lessons.receipts',
-    enforced_by: 'src/db/migrations/0001_core.sql (ratings keyed by network, tx_hash, log_index); GET /feed; GET /reputation/agent/{network}/{agent_id}',
+    enforced_by:
+      'src/db/migrations/0001_core.sql (ratings keyed by network, tx_hash, log_index); GET /feed; GET /reputation/agent/{network}/{agent_id}',
   },
 ];
 
@@ -339,20 +355,51 @@ export function manifesto(baseUrl: string): Manifesto {
 export function manifestoMarkdown(baseUrl: string, lang: 'en' | 'es'): string {
   const base = baseUrl.replace(/\/+$/, '');
   const L = (t: Text) => t[lang];
-  const h = lang === 'en'
-    ? { principles: 'Principles', not: 'What we are not', verify: 'Verify it yourself', enforced: 'Enforced by', free: 'free', paid: 'paid' }
-    : { principles: 'Principios', not: 'Lo que no somos', verify: 'Compruébalo tú mismo', enforced: 'Lo hace cumplir', free: 'gratis', paid: 'de pago' };
+  const h =
+    lang === 'en'
+      ? {
+          principles: 'Principles',
+          not: 'What we are not',
+          verify: 'Verify it yourself',
+          enforced: 'Enforced by',
+          free: 'free',
+          paid: 'paid',
+        }
+      : {
+          principles: 'Principios',
+          not: 'Lo que no somos',
+          verify: 'Compruébalo tú mismo',
+          enforced: 'Lo hace cumplir',
+          free: 'gratis',
+          paid: 'de pago',
+        };
   const out: string[] = [];
   out.push(`# ${L(TITLE)}`, '', `*${L(SUBTITLE)}*`, '', `> ${L(CATCHPHRASE)}`, '', L(NOTE), '');
   out.push(`## ${h.principles}`, '');
   for (const p of PRINCIPLES) {
-    out.push(`### ${L(p.statement)} (\`${p.id}\`)`, '', L(p.detail), '', `${h.enforced}: ${p.enforced_by}`, '');
+    out.push(
+      `### ${L(p.statement)} (\`${p.id}\`)`,
+      '',
+      L(p.detail),
+      '',
+      `${h.enforced}: ${p.enforced_by}`,
+      '',
+    );
   }
   out.push(`## ${h.not}`, '');
   for (const w of WE_ARE_NOT) out.push(`- ${L(w)}`);
   out.push('', `## ${h.verify}`, '');
   for (const v of verifications(base)) {
-    out.push(`- **${v.claim}** (${v.route}, ${v.free ? h.free : h.paid})`, '', '  ```', `  ${v.command}`, '  ```', '', `  ${v.read}`, '');
+    out.push(
+      `- **${v.claim}** (${v.route}, ${v.free ? h.free : h.paid})`,
+      '',
+      '  ```',
+      `  ${v.command}`,
+      '  ```',
+      '',
+      `  ${v.read}`,
+      '',
+    );
   }
   out.push(`${MANIFESTO_VERSION} · ${base}/manifesto`, '');
   return out.join('\n');
@@ -383,12 +430,16 @@ export function manifestoHtml(baseUrl: string): string {
     '<h2>Principles</h2>',
   );
   for (const p of m.principles) {
-    parts.push(`<h3 id="${e(p.id)}">${e(p.statement)} <code>${e(p.id)}</code></h3><p>${e(p.detail)}</p><p><small>Enforced by: ${e(p.enforced_by)}</small></p>`);
+    parts.push(
+      `<h3 id="${e(p.id)}">${e(p.statement)} <code>${e(p.id)}</code></h3><p>${e(p.detail)}</p><p><small>Enforced by: ${e(p.enforced_by)}</small></p>`,
+    );
   }
   parts.push('<h2>What we are not</h2><ul>', ...m.we_are_not.map((w) => `<li>${e(w)}</li>`), '</ul>');
   parts.push('<h2>Verify it yourself</h2>');
   for (const v of m.verifications) {
-    parts.push(`<p><strong>${e(v.claim)}</strong> (${e(v.route)}, ${v.free ? 'free' : 'paid'})</p><pre>${e(v.command)}</pre><p>${e(v.read)}</p>`);
+    parts.push(
+      `<p><strong>${e(v.claim)}</strong> (${e(v.route)}, ${v.free ? 'free' : 'paid'})</p><pre>${e(v.command)}</pre><p>${e(v.read)}</p>`,
+    );
   }
   parts.push(
     `<p><a href="${e(m.editions.en)}">English (Markdown)</a> · <a href="${e(m.editions.es)}">Español (Markdown)</a> · <a href="${e(m.siblings.docs ?? '')}">API documentation</a></p>`,

@@ -51,13 +51,7 @@ export function recordRateLimited(budget: string): void {
 // ------------------------------------------------------------------ payments
 
 export type PaymentOutcome =
-  | 'challenged'
-  | 'verified'
-  | 'settled'
-  | 'reused'
-  | 'refused'
-  | 'facilitator_error'
-  | 'settling_unknown';
+  'challenged' | 'verified' | 'settled' | 'reused' | 'refused' | 'facilitator_error' | 'settling_unknown';
 
 const payments = new Counter({
   name: 'repindex_payments_total',
@@ -88,7 +82,7 @@ export function paymentOutcomeOf(req: Request): string | undefined {
 
 const chainPassSeconds = new Histogram({
   name: 'repindex_index_chain_pass_duration_seconds',
-  help: "Time one chain took in a pass, by chain and outcome (ok, failed, skipped, stopped).",
+  help: 'Time one chain took in a pass, by chain and outcome (ok, failed, skipped, stopped).',
   labelNames: ['chain', 'outcome'] as const,
   buckets: PASS_BUCKETS,
   registers: [registry],
@@ -196,14 +190,20 @@ function chainGauge(name: string, help: string, value: (r: ChainRow, now: number
 }
 
 chainGauge('repindex_chain_head_block', 'Chain head seen at the last sync.', (r) => r.head_at_last_sync);
-chainGauge('repindex_chain_last_scanned_block', 'Last block written (the checkpoint).', (r) => r.last_scanned_block);
+chainGauge(
+  'repindex_chain_last_scanned_block',
+  'Last block written (the checkpoint).',
+  (r) => r.last_scanned_block,
+);
 chainGauge('repindex_chain_lag_blocks', 'Head at the last sync minus the checkpoint.', (r) =>
   r.head_at_last_sync === null || r.last_scanned_block === null
     ? null
     : Math.max(0, r.head_at_last_sync - r.last_scanned_block),
 );
-chainGauge('repindex_chain_lag_seconds', 'Seconds since the chain last caught up (absent: never synced).', (r, now) =>
-  r.last_success_at ? Math.max(0, (now - new Date(r.last_success_at).getTime()) / 1000) : null,
+chainGauge(
+  'repindex_chain_lag_seconds',
+  'Seconds since the chain last caught up (absent: never synced).',
+  (r, now) => (r.last_success_at ? Math.max(0, (now - new Date(r.last_success_at).getTime()) / 1000) : null),
 );
 chainGauge(
   'repindex_chain_last_success_timestamp_seconds',

@@ -64,7 +64,8 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; detail
     case 'HPE_HEADER_OVERFLOW':
       return {
         status: 431,
-        detail: 'Request Header Fields Too Large: the request line and headers (URL included) must fit in 16 KB.',
+        detail:
+          'Request Header Fields Too Large: the request line and headers (URL included) must fit in 16 KB.',
       };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'ERR_HTTP_HEADERS_TIMEOUT':
@@ -74,7 +75,8 @@ function clientErrorAnswer(err: NodeJS.ErrnoException): { status: number; detail
     case 'HPE_INVALID_URL':
       return {
         status: 400,
-        detail: 'Bad Request: the request target is not a valid URL path (control or non-ASCII bytes must be percent-encoded).',
+        detail:
+          'Bad Request: the request target is not a valid URL path (control or non-ASCII bytes must be percent-encoded).',
       };
     default:
       return { status: 400, detail: 'Bad Request: the request could not be parsed as HTTP/1.1.' };
@@ -104,24 +106,34 @@ export function listenHttp(
     (req, env) =>
       fetchApp
         ? fetchApp(req, env)
-        : new Response(JSON.stringify({ detail: 'Service Unavailable: starting up; retry in a few seconds.' }), {
-            status: 503,
-            headers: { ...headers, 'Content-Type': 'application/json', 'Retry-After': '5' },
-          }),
+        : new Response(
+            JSON.stringify({ detail: 'Service Unavailable: starting up; retry in a few seconds.' }),
+            {
+              status: 503,
+              headers: { ...headers, 'Content-Type': 'application/json', 'Retry-After': '5' },
+            },
+          ),
     {
       hostname: opts.host,
       // A request node-server cannot build (backslash in the path, bad Host): the contract's 400.
       errorHandler: () =>
-        new Response(JSON.stringify({ detail: 'Bad Request: the request target or Host header is not valid.' }), {
-          status: 400,
-          headers: { ...headers, 'Content-Type': 'application/json' },
-        }),
+        new Response(
+          JSON.stringify({ detail: 'Bad Request: the request target or Host header is not valid.' }),
+          {
+            status: 400,
+            headers: { ...headers, 'Content-Type': 'application/json' },
+          },
+        ),
     },
   );
   const server: Server = createServer(listener);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset or an already answered socket: nothing to say.
-    if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    if (
+      err.code === 'ECONNRESET' ||
+      !socket.writable ||
+      (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent
+    ) {
       socket.destroy();
       return;
     }
@@ -129,7 +141,9 @@ export function listenHttp(
     socket.end(rawAnswer(status, detail, headers));
   });
   return new Promise((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(e.code ?? 'EUNKNOWN', opts.host, opts.port, e)));
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new ListenError(e.code ?? 'EUNKNOWN', opts.host, opts.port, e)),
+    );
     server.listen(opts.port, opts.host, () => {
       const info = server.address() as AddressInfo;
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
@@ -152,7 +166,10 @@ export function listenHttp(
 }
 
 /** Starts the HTTP listener for an app context; returns its address and a close function. */
-export async function startHttpServer(ctx: AppContext, opts: { host: string; port: number }): Promise<RunningServer> {
+export async function startHttpServer(
+  ctx: AppContext,
+  opts: { host: string; port: number },
+): Promise<RunningServer> {
   const pending = await listenHttp(opts, ctx.config.rateLimit);
   pending.attach(ctx);
   return pending;
@@ -163,7 +180,11 @@ export async function startHttpServer(ctx: AppContext, opts: { host: string; por
  * else. A listener of its own, so the public port never exposes it and the public rate limit
  * never counts a scrape.
  */
-export function startMetricsServer(opts: { host: string; port: number; db?: Queryable }): Promise<RunningServer> {
+export function startMetricsServer(opts: {
+  host: string;
+  port: number;
+  db?: Queryable;
+}): Promise<RunningServer> {
   if (opts.db) setMetricsDatabase(opts.db);
   enableProcessMetrics();
   const server = createServer((req, res) => {

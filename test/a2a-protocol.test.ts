@@ -27,7 +27,14 @@ function downDatabase(): Database {
   const fail = async () => {
     throw new Error('database is down');
   };
-  return { kind: 'postgres', query: fail, exec: fail, transaction: fail, tryWithLock: fail, close: async () => undefined } as unknown as Database;
+  return {
+    kind: 'postgres',
+    query: fail,
+    exec: fail,
+    transaction: fail,
+    tryWithLock: fail,
+    close: async () => undefined,
+  } as unknown as Database;
 }
 
 beforeAll(async () => {
@@ -36,7 +43,10 @@ beforeAll(async () => {
   const config = loadConfig(UNLIMITED);
   server = await startHttpServer({ config, db: t.db, now: () => NOW }, { host: '127.0.0.1', port: 0 });
   config.baseUrl = server.url;
-  down = await startHttpServer({ config: loadConfig(UNLIMITED), db: downDatabase(), now: () => NOW }, { host: '127.0.0.1', port: 0 });
+  down = await startHttpServer(
+    { config: loadConfig(UNLIMITED), db: downDatabase(), now: () => NOW },
+    { host: '127.0.0.1', port: 0 },
+  );
 });
 
 afterAll(async () => {
@@ -48,7 +58,10 @@ afterAll(async () => {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
-async function post(body: string, opts: { path?: string; base?: string; headers?: Record<string, string> } = {}) {
+async function post(
+  body: string,
+  opts: { path?: string; base?: string; headers?: Record<string, string> } = {},
+) {
   const res = await fetch(`${opts.base ?? server.url}${opts.path ?? '/a2a'}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...opts.headers },
@@ -58,7 +71,8 @@ async function post(body: string, opts: { path?: string; base?: string; headers?
   return { res, text, body: JSON.parse(text) as Json };
 }
 
-const rpc = (msg: Record<string, unknown>, opts?: Parameters<typeof post>[1]) => post(JSON.stringify(msg), opts);
+const rpc = (msg: Record<string, unknown>, opts?: Parameters<typeof post>[1]) =>
+  post(JSON.stringify(msg), opts);
 
 const send = (text: string | null, id: unknown = 1, parts?: unknown[], base?: string) =>
   rpc(
@@ -66,7 +80,14 @@ const send = (text: string | null, id: unknown = 1, parts?: unknown[], base?: st
       jsonrpc: '2.0',
       id,
       method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: 'm-1', parts: parts ?? [{ kind: 'text', text }] } },
+      params: {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: 'm-1',
+          parts: parts ?? [{ kind: 'text', text }],
+        },
+      },
     },
     base ? { base } : {},
   );
@@ -96,7 +117,12 @@ describe('POST /a2a message/send: the envelope', () => {
   it('answers a message (never a task) with the text in result.parts[0].text, under /a2a and /v1/a2a', async () => {
     for (const path of ['/a2a', '/v1/a2a']) {
       const { res, body } = await rpc(
-        { jsonrpc: '2.0', id: 'req-1', method: 'message/send', params: { message: { parts: [{ kind: 'text', text: 'status' }] } } },
+        {
+          jsonrpc: '2.0',
+          id: 'req-1',
+          method: 'message/send',
+          params: { message: { parts: [{ kind: 'text', text: 'status' }] } },
+        },
         { path },
       );
       expect(res.status, path).toBe(200);
@@ -109,7 +135,17 @@ describe('POST /a2a message/send: the envelope', () => {
   });
 
   it('echoes the id exactly: strings (empty, unicode), integers (0, negative, 2^53-1) and null', async () => {
-    for (const id of ['abc', '', 'ünï ✓ "quoted"', 0, -7, 42, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, null]) {
+    for (const id of [
+      'abc',
+      '',
+      'ünï ✓ "quoted"',
+      0,
+      -7,
+      42,
+      Number.MAX_SAFE_INTEGER,
+      -Number.MAX_SAFE_INTEGER,
+      null,
+    ]) {
       const { body, text } = await send('hello', id);
       expectMessage(body, id);
       expect(text).toContain(`"id":${JSON.stringify(id)}`);
@@ -166,7 +202,9 @@ describe('POST /a2a message/send: the envelope', () => {
     for (const v of variants) {
       const { res, body } = await rpc({ jsonrpc: '2.0', id: 9, method: 'message/send', ...v });
       expect(res.status, JSON.stringify(v)).toBe(200);
-      expect(expectMessage(body, 9), JSON.stringify(v)).toMatch(/^Your message holds no text to look up\.\nIndex status: 0 agents and 0 ratings/);
+      expect(expectMessage(body, 9), JSON.stringify(v)).toMatch(
+        /^Your message holds no text to look up\.\nIndex status: 0 agents and 0 ratings/,
+      );
     }
   });
 
@@ -196,7 +234,12 @@ describe('POST /a2a: JSON-RPC errors', () => {
     '',
   ])('answers %j with HTTP 200 and -32601, echoing the id', async (method) => {
     for (const id of ['m', 7, null]) {
-      const { res, body } = await rpc({ jsonrpc: '2.0', id, method, params: { message: { parts: [{ kind: 'text', text: NOBODY }] } } });
+      const { res, body } = await rpc({
+        jsonrpc: '2.0',
+        id,
+        method,
+        params: { message: { parts: [{ kind: 'text', text: NOBODY }] } },
+      });
       expect(res.status).toBe(200);
       expectError(body, -32601, id);
       expect(body.error.data).toEqual({ supported_methods: ['message/send'] });
@@ -236,16 +279,20 @@ describe('POST /a2a: JSON-RPC errors', () => {
     expectError(body, -32600, 1);
   });
 
-  it.each(['{bad', '', 'not json', '{"jsonrpc":"2.0","id":1,"method":"message/send"', "{'jsonrpc':'2.0'}", '\u0000\u0001'])(
-    'answers an unparseable body %j with HTTP 400 and -32700, id null',
-    async (raw) => {
-      const { res, body } = await post(raw);
-      expect(res.status).toBe(400);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      expectError(body, -32700, null);
-    },
-  );
+  it.each([
+    '{bad',
+    '',
+    'not json',
+    '{"jsonrpc":"2.0","id":1,"method":"message/send"',
+    "{'jsonrpc':'2.0'}",
+    '\u0000\u0001',
+  ])('answers an unparseable body %j with HTTP 400 and -32700, id null', async (raw) => {
+    const { res, body } = await post(raw);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expectError(body, -32700, null);
+  });
 
   it('parses the body whatever the Content-Type says', async () => {
     const msg = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send' });
@@ -255,7 +302,12 @@ describe('POST /a2a: JSON-RPC errors', () => {
   });
 
   it(`refuses a body over ${MAX_BODY_BYTES} bytes unread with 413 and a -32600 envelope (never 500)`, async () => {
-    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { parts: [{ kind: 'text', text: 'x'.repeat(MAX_BODY_BYTES) }] } } });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message: { parts: [{ kind: 'text', text: 'x'.repeat(MAX_BODY_BYTES) }] } },
+    });
     const { res, body } = await post(big);
     expect(res.status).toBe(413);
     expectError(body, -32600, null);
@@ -267,9 +319,18 @@ describe('POST /a2a: JSON-RPC errors', () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       const secret = 'SECRET-TEXT-0123';
-      for (const [id, text] of [['e1', `please vet ${NOBODY} ${secret}`], [5, `status ${secret}`], [null, `So1anaWa11et${'A'.repeat(32)} ${secret}`]] as const) {
+      for (const [id, text] of [
+        ['e1', `please vet ${NOBODY} ${secret}`],
+        [5, `status ${secret}`],
+        [null, `So1anaWa11et${'A'.repeat(32)} ${secret}`],
+      ] as const) {
         const { res, body } = await rpc(
-          { jsonrpc: '2.0', id, method: 'message/send', params: { message: { parts: [{ kind: 'text', text }] } } },
+          {
+            jsonrpc: '2.0',
+            id,
+            method: 'message/send',
+            params: { message: { parts: [{ kind: 'text', text }] } },
+          },
           { base: down.url },
         );
         expect(res.status).toBe(200);
@@ -279,7 +340,11 @@ describe('POST /a2a: JSON-RPC errors', () => {
       }
       for (const call of spy.mock.calls) expect(call.join(' ')).not.toContain('SECRET-TEXT');
       // The same door keeps answering the envelope errors.
-      expectError((await rpc({ jsonrpc: '2.0', id: 1, method: 'tasks/get' }, { base: down.url })).body, -32601, 1);
+      expectError(
+        (await rpc({ jsonrpc: '2.0', id: 1, method: 'tasks/get' }, { base: down.url })).body,
+        -32601,
+        1,
+      );
     } finally {
       spy.mockRestore();
     }
@@ -290,8 +355,24 @@ describe('POST /a2a: JSON-RPC errors', () => {
 
 describe('bounded reading of the message text', () => {
   it('joins text parts with a newline and scans only the first MAX_TEXT_CHARS characters', () => {
-    expect(extractText({ message: { parts: [{ kind: 'text', text: 'a' }, { type: 'text', text: 'b' }] } })).toBe('a\nb');
-    const long = extractText({ message: { parts: [{ kind: 'text', text: 'x'.repeat(10_000) }, { kind: 'text', text: NOBODY }] } });
+    expect(
+      extractText({
+        message: {
+          parts: [
+            { kind: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+      }),
+    ).toBe('a\nb');
+    const long = extractText({
+      message: {
+        parts: [
+          { kind: 'text', text: 'x'.repeat(10_000) },
+          { kind: 'text', text: NOBODY },
+        ],
+      },
+    });
     expect(long.length).toBe(MAX_TEXT_CHARS);
     expect(classify(long)).toEqual({ kind: 'status', empty: false });
     expect(classify(`${'x '.repeat(100)}${NOBODY}`)).toMatchObject({ kind: 'evm', address: NOBODY });
@@ -304,14 +385,21 @@ describe('bounded reading of the message text', () => {
   });
 
   it('reads at most 64 parts', () => {
-    const parts = [...Array.from({ length: 64 }, () => ({ kind: 'text', text: '.' })), { kind: 'text', text: NOBODY }];
+    const parts = [
+      ...Array.from({ length: 64 }, () => ({ kind: 'text', text: '.' })),
+      { kind: 'text', text: NOBODY },
+    ];
     expect(classify(extractText({ message: { parts } }))).toEqual({ kind: 'status', empty: false });
   });
 
   it('classifies: the first EVM address anywhere, standing alone; then a base58 key; digits only and empty are status', () => {
     const a = '0x1111111111111111111111111111111111111111';
     const b = '0xAbCdEf0000000000000000000000000000000002';
-    expect(classify(`compare ${b} with ${a} and ${a}`)).toEqual({ kind: 'evm', address: b.toLowerCase(), others: 1 });
+    expect(classify(`compare ${b} with ${a} and ${a}`)).toEqual({
+      kind: 'evm',
+      address: b.toLowerCase(),
+      others: 1,
+    });
     expect(classify(`(${a}).`)).toEqual({ kind: 'evm', address: a, others: 0 });
     // Glued to other hex or letters it is not an address (a transaction hash is not a wallet).
     expect(classify(`0x${'ab'.repeat(32)}`).kind).not.toBe('evm');
@@ -319,7 +407,10 @@ describe('bounded reading of the message text', () => {
     expect(classify(`z${a}`).kind).not.toBe('evm');
     // EVM first, even after a base58 key.
     expect(classify(`So1anaWa11et${'A'.repeat(32)} ${a}`)).toMatchObject({ kind: 'evm', address: a });
-    expect(classify(`vet So1anaWa11et${'A'.repeat(32)}?`)).toEqual({ kind: 'base58', key: `So1anaWa11et${'A'.repeat(32)}` });
+    expect(classify(`vet So1anaWa11et${'A'.repeat(32)}?`)).toEqual({
+      kind: 'base58',
+      key: `So1anaWa11et${'A'.repeat(32)}`,
+    });
     expect(classify('7')).toEqual({ kind: 'status', empty: false });
     expect(classify('1'.repeat(40))).toEqual({ kind: 'status', empty: false });
     expect(classify('')).toEqual({ kind: 'status', empty: true });
@@ -352,7 +443,11 @@ describe('HTTP methods and CORS of the doors', () => {
     for (const path of ['/a2a', '/v1/a2a', '/mcp', '/v1/mcp']) {
       const res = await fetch(`${server.url}${path}`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://somewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+        headers: {
+          origin: 'https://somewhere.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type',
+        },
       });
       expect(res.status, path).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');

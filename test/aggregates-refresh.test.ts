@@ -14,7 +14,10 @@ describe('aggregate refresh with hostile chain text', () => {
     const big = randomBytes(7_500).toString('base64'); // ~10 kB, does not compress
     const host = `${randomBytes(3_000).toString('hex')}.example`;
     await t.db.query(`INSERT INTO chains (network, kind, chain_id) VALUES ('base', 'evm', 8453)`);
-    await t.db.query(`INSERT INTO agents (network, agent_id, owner, declared_type) VALUES ('base', '1', '0xaa', $1)`, [big]);
+    await t.db.query(
+      `INSERT INTO agents (network, agent_id, owner, declared_type) VALUES ('base', '1', '0xaa', $1)`,
+      [big],
+    );
     await t.db.query(
       `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals, value,
                             tag1, feedback_uri, block_number, block_time)
@@ -23,7 +26,9 @@ describe('aggregate refresh with hostile chain text', () => {
     );
     const report = await refreshAggregates(t.db);
     expect(report.wallets).toBe(1);
-    const facets = await t.db.query<{ tag1: string; ratings: number }>(`SELECT tag1, ratings FROM agg_facet WHERE network = '*'`);
+    const facets = await t.db.query<{ tag1: string; ratings: number }>(
+      `SELECT tag1, ratings FROM agg_facet WHERE network = '*'`,
+    );
     expect(facets).toEqual([{ tag1: big, ratings: 1 }]);
     const issuers = await t.db.query<{ host: string }>(`SELECT host FROM agg_issuer`);
     expect(issuers).toEqual([{ host }]);

@@ -14,7 +14,10 @@ import { testDatabaseUrl } from './helpers/db.js';
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/repindex.js');
 
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string; ms: number }> {
+function run(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string; ms: number }> {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], {
@@ -34,7 +37,9 @@ function run(args: string[], env: Record<string, string>): Promise<{ code: numbe
 
 /** One line (the message), never a stack trace. */
 function expectOneLine(stderr: string) {
-  const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('ExperimentalWarning') && !l.startsWith('(node'));
+  const lines = stderr
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.includes('ExperimentalWarning') && !l.startsWith('(node'));
   expect(lines, stderr).toHaveLength(1);
   expect(stderr).not.toMatch(/\n\s+at /);
   return lines[0]!;
@@ -68,7 +73,11 @@ afterAll(async () => {
 
 describe('start-up errors', () => {
   it('a busy port: exit 75, one line naming HOST/PORT and the cause', async () => {
-    const r = await run(['serve'], { DATA_DIR: dataDir(), PORT: String(busyPort), INDEXER_PERIOD_SECONDS: '0' });
+    const r = await run(['serve'], {
+      DATA_DIR: dataDir(),
+      PORT: String(busyPort),
+      INDEXER_PERIOD_SECONDS: '0',
+    });
     expect(r.code).toBe(75);
     const line = expectOneLine(r.stderr);
     expect(line).toContain('PORT');
@@ -102,15 +111,19 @@ describe('start-up errors', () => {
     }
   }, 240_000);
 
-  it.skipIf(!testDatabaseUrl)('a DATABASE_URL naming a missing database: exit 78, one line saying so', async () => {
-    const u = new URL(testDatabaseUrl!);
-    u.pathname = '/repindex_no_such_database_h11';
-    for (const cmd of [['migrate'], ['serve']]) {
-      const r = await run(cmd, { DATABASE_URL: u.toString(), PORT: '0', INDEXER_PERIOD_SECONDS: '0' });
-      expect(r.code, cmd.join(' ')).toBe(78);
-      const line = expectOneLine(r.stderr);
-      expect(line).toContain('DATABASE_URL');
-      expect(line).toMatch(/does not exist/);
-    }
-  }, 240_000);
+  it.skipIf(!testDatabaseUrl)(
+    'a DATABASE_URL naming a missing database: exit 78, one line saying so',
+    async () => {
+      const u = new URL(testDatabaseUrl!);
+      u.pathname = '/repindex_no_such_database_h11';
+      for (const cmd of [['migrate'], ['serve']]) {
+        const r = await run(cmd, { DATABASE_URL: u.toString(), PORT: '0', INDEXER_PERIOD_SECONDS: '0' });
+        expect(r.code, cmd.join(' ')).toBe(78);
+        const line = expectOneLine(r.stderr);
+        expect(line).toContain('DATABASE_URL');
+        expect(line).toMatch(/does not exist/);
+      }
+    },
+    240_000,
+  );
 });

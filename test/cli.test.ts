@@ -102,7 +102,13 @@ describe('repindex CLI', () => {
     const dataDir = tempDir('repindex-cli-');
     const child = spawn(process.execPath, [BIN, 'serve'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0', LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATA_DIR: dataDir,
+        PORT: '0',
+        INDEXER_PERIOD_SECONDS: '0',
+        LOG_LEVEL: 'info',
+      },
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     let url: string;

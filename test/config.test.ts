@@ -60,7 +60,9 @@ describe('configuration', () => {
   });
 
   it('rejects a CHAINS_FILE that is not JSON, names an unknown network or an unknown field', () => {
-    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{nope') })).toThrowError(/CHAINS_FILE is not valid JSON/);
+    expect(() => loadConfig({ CHAINS_FILE: chainsFile('{nope') })).toThrowError(
+      /CHAINS_FILE is not valid JSON/,
+    );
     expect(() => loadConfig({ CHAINS_FILE: chainsFile('{"basee": {}}') })).toThrowError(
       /unknown network "basee"/,
     );
@@ -70,12 +72,17 @@ describe('configuration', () => {
     expect(() => loadConfig({ CHAINS_FILE: chainsFile('{"base": {"startBlock": -1}}') })).toThrowError(
       /CHAINS_FILE base\.startBlock/,
     );
-    expect(() => loadConfig({ CHAINS_FILE: '/nonexistent/chains.json' })).toThrowError(/CHAINS_FILE cannot be read/);
+    expect(() => loadConfig({ CHAINS_FILE: '/nonexistent/chains.json' })).toThrowError(
+      /CHAINS_FILE cannot be read/,
+    );
   });
 
   it('merges CHAINS_FILE and RPC_URL_<NETWORK> over the built-in table', () => {
     const file = chainsFile(
-      JSON.stringify({ base: { rpcUrl: 'http://127.0.0.1:9999', startBlock: 5, confirmations: 0 }, celo: { enabled: false } }),
+      JSON.stringify({
+        base: { rpcUrl: 'http://127.0.0.1:9999', startBlock: 5, confirmations: 0 },
+        celo: { enabled: false },
+      }),
     );
     const c = loadConfig({ CHAINS_FILE: file, RPC_URL_OPTIMISM: 'http://127.0.0.1:7777' });
     expect(c.chains.find((x) => x.network === 'base')).toMatchObject({

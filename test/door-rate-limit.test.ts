@@ -72,12 +72,20 @@ const toolCall = (id: number, name: string, args: Record<string, unknown> = {}) 
 describe('MCP door: batches refused', () => {
   it('answers a JSON-RPC batch with 400 and -32600, runs none of its calls, keeps the contract headers', async () => {
     const client = newClient();
-    for (const body of [[toolCall(1, 'rep_pricing'), toolCall(2, 'rep_pricing')], [toolCall(1, 'rep_index_status')], []]) {
+    for (const body of [
+      [toolCall(1, 'rep_pricing'), toolCall(2, 'rep_pricing')],
+      [toolCall(1, 'rep_index_status')],
+      [],
+    ]) {
       const res = await mcp(body, client);
       expect(res.status).toBe(400);
       expect(res.headers.get('api-version')).toBe('2.0.0');
       expect(res.headers.get('ratelimit-policy')).toBe(`1;w=1;burst=${BURST}`);
-      const json = (await res.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } };
+      const json = (await res.json()) as {
+        jsonrpc: string;
+        id: null;
+        error: { code: number; message: string };
+      };
       expect(json.jsonrpc).toBe('2.0');
       expect(json.id).toBeNull();
       expect(json.error.code).toBe(-32600);

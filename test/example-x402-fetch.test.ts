@@ -25,8 +25,15 @@ describe('examples/pay-with-x402-fetch.ts', () => {
   beforeAll(async () => {
     rail = await startLocalPayments();
     t = await openTestDatabase();
-    const config = loadConfig({ TREASURY_ADDRESS: rail.treasury, X402_FACILITATOR_URL: rail.facilitatorUrl, X402_ASSET_BASE: rail.token });
-    server = await startHttpServer({ config, db: t.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
+    const config = loadConfig({
+      TREASURY_ADDRESS: rail.treasury,
+      X402_FACILITATOR_URL: rail.facilitatorUrl,
+      X402_ASSET_BASE: rail.token,
+    });
+    server = await startHttpServer(
+      { config, db: t.db, now: () => new Date() },
+      { host: '127.0.0.1', port: 0 },
+    );
   }, 180_000);
   afterAll(async () => {
     await server?.close();
@@ -38,7 +45,14 @@ describe('examples/pay-with-x402-fetch.ts', () => {
     run(process.execPath, ['--import', 'tsx', 'examples/pay-with-x402-fetch.ts', path], {
       cwd: ROOT,
       timeout: 180_000,
-      env: { ...process.env, REPINDEX_URL: server.url, BUYER_KEY: rail.payerKey, TREASURY_ADDRESS: rail.treasury, X402_ASSET: rail.token, ...env },
+      env: {
+        ...process.env,
+        REPINDEX_URL: server.url,
+        BUYER_KEY: rail.payerKey,
+        TREASURY_ADDRESS: rail.treasury,
+        X402_ASSET: rail.token,
+        ...env,
+      },
     });
 
   it('pays once, shows the settlement, replays free with the same bytes', async () => {
@@ -47,7 +61,13 @@ describe('examples/pay-with-x402-fetch.ts', () => {
     const line = stdout.split('\n').find((l) => l.startsWith('summary: '));
     expect(line, stdout).toBeTruthy();
     const s = JSON.parse(line!.slice('summary: '.length));
-    expect(s).toMatchObject({ status: 200, reused: 'false', replay_status: 200, replay_reused: 'true', replay_identical: true });
+    expect(s).toMatchObject({
+      status: 200,
+      reused: 'false',
+      replay_status: 200,
+      replay_reused: 'true',
+      replay_identical: true,
+    });
     expect(s.settlement).toMatchObject({ success: true, transaction: s.receipt, network: 'eip155:8453' });
     expect(before - (await rail.balanceOf(rail.payer))).toBe(10_000n);
     expect(rail.settlements()).toBe(1);
@@ -55,7 +75,10 @@ describe('examples/pay-with-x402-fetch.ts', () => {
 
   it('refuses to sign for a payee other than the pinned treasury (nothing paid)', async () => {
     const before = await rail.balanceOf(rail.payer);
-    const out = await example({ TREASURY_ADDRESS: rail.payer }, '/reputation/rater/0x2222222222222222222222222222222222222222').then(
+    const out = await example(
+      { TREASURY_ADDRESS: rail.payer },
+      '/reputation/rater/0x2222222222222222222222222222222222222222',
+    ).then(
       (r) => ({ code: 0, text: r.stdout + r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, text: e.stdout + e.stderr }),
     );

@@ -36,7 +36,10 @@ beforeAll(async () => {
     X402_FACILITATOR_URL: `http://127.0.0.1:${await deadPort()}/`,
     TREASURY_ADDRESS: '0x00000000000000000000000000000000000f00d5',
   });
-  server = await startHttpServer({ config, db: t.db, now: () => new Date('2026-11-20T08:00:00Z') }, { host: '127.0.0.1', port: 0 });
+  server = await startHttpServer(
+    { config, db: t.db, now: () => new Date('2026-11-20T08:00:00Z') },
+    { host: '127.0.0.1', port: 0 },
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -65,8 +68,14 @@ describe(`fuzz every route and door (seed ${SEED})`, () => {
   it('every raw request line (bytes fetch cannot send) gets an answer in contract', async () => {
     await check('raw', rawRequestLine, Math.max(20, Math.round(RUNS / 2.5)), async (raw) => {
       const a = await sendRaw(server.url, raw);
-      const broken = brokenPromise(a, raw.subarray(0, 5).toString('latin1').startsWith('HEAD') ? 'HEAD' : 'GET');
-      expect(broken, `${JSON.stringify(raw.subarray(0, 120).toString('latin1'))} -> ${a.status} ${a.body.slice(0, 200)}`).toBeNull();
+      const broken = brokenPromise(
+        a,
+        raw.subarray(0, 5).toString('latin1').startsWith('HEAD') ? 'HEAD' : 'GET',
+      );
+      expect(
+        broken,
+        `${JSON.stringify(raw.subarray(0, 120).toString('latin1'))} -> ${a.status} ${a.body.slice(0, 200)}`,
+      ).toBeNull();
     });
   }, 300_000);
 });

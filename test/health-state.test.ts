@@ -41,7 +41,11 @@ describe('overallState', () => {
   });
 
   it('degraded: nothing ever synced and chains failing, naming them', () => {
-    const s = overallState([row('base', { last_error: 'x', last_error_at: hoursAgo(1) }), row('celo')], NOW, 3600);
+    const s = overallState(
+      [row('base', { last_error: 'x', last_error_at: hoursAgo(1) }), row('celo')],
+      NOW,
+      3600,
+    );
     expect(s.status).toBe('degraded');
     expect(s.reason).toMatch(/0 of 2 .*failing: base/);
   });
@@ -71,7 +75,11 @@ describe('overallState', () => {
   });
 
   it('ok: every enabled chain synced; disabled chains do not count; none enabled is degraded', () => {
-    const s = overallState([row('base', { last_success_at: hoursAgo(0.1) }), row('celo', { enabled: false })], NOW, 3600);
+    const s = overallState(
+      [row('base', { last_success_at: hoursAgo(0.1) }), row('celo', { enabled: false })],
+      NOW,
+      3600,
+    );
     expect(s).toEqual({ status: 'ok', reason: '1 of 1 enabled chains synced' });
     expect(overallState([row('celo', { enabled: false })], NOW, 3600).status).toBe('degraded');
   });
@@ -84,7 +92,10 @@ describe('GET /health status and GET /ready', () => {
     t = await openTestDatabase();
     const base = loadConfig({});
     // Two chains enabled, the rest off.
-    config = { ...base, chains: base.chains.map((c) => ({ ...c, enabled: c.network === 'base' || c.network === 'celo' })) };
+    config = {
+      ...base,
+      chains: base.chains.map((c) => ({ ...c, enabled: c.network === 'base' || c.network === 'celo' })),
+    };
     await registerChains(t.db, config.chains);
   });
   afterAll(() => t.close());
@@ -102,13 +113,21 @@ describe('GET /health status and GET /ready', () => {
     expect(fresh.status_reason).toContain('0 of 2 enabled chains');
     expect(fresh.chains).toHaveLength(11);
 
-    await t.db.query(`UPDATE chains SET last_error = 'eth_chainId failed', last_error_at = $1 WHERE network = 'celo'`, [hoursAgo(0.2)]);
-    await t.db.query(`UPDATE chains SET last_success_at = $1, last_scanned_block = 10, head_at_last_sync = 22 WHERE network = 'base'`, [hoursAgo(0.1)]);
+    await t.db.query(
+      `UPDATE chains SET last_error = 'eth_chainId failed', last_error_at = $1 WHERE network = 'celo'`,
+      [hoursAgo(0.2)],
+    );
+    await t.db.query(
+      `UPDATE chains SET last_success_at = $1, last_scanned_block = 10, head_at_last_sync = 22 WHERE network = 'base'`,
+      [hoursAgo(0.1)],
+    );
     const half = await get();
     expect(half.status).toBe('degraded');
     expect(half.status_reason).toMatch(/1 of 2 enabled chains synced; failing: celo/);
 
-    await t.db.query(`UPDATE chains SET last_success_at = $1, last_error = NULL WHERE network = 'celo'`, [hoursAgo(0.1)]);
+    await t.db.query(`UPDATE chains SET last_success_at = $1, last_error = NULL WHERE network = 'celo'`, [
+      hoursAgo(0.1),
+    ]);
     const ok = await get();
     expect(ok).toMatchObject({ status: 'ok', status_reason: '2 of 2 enabled chains synced' });
   });
@@ -121,14 +140,20 @@ describe('GET /health status and GET /ready', () => {
     expect((await app().request('/v1/ready')).status).toBe(200);
 
     const last = migrationFiles().at(-1)!;
-    const [saved] = await t.db.query<{ applied_at: Date }>('SELECT applied_at FROM schema_migrations WHERE id = $1', [last]);
+    const [saved] = await t.db.query<{ applied_at: Date }>(
+      'SELECT applied_at FROM schema_migrations WHERE id = $1',
+      [last],
+    );
     await t.db.query('DELETE FROM schema_migrations WHERE id = $1', [last]);
     try {
       const missing = await app().request('/ready');
       expect(missing.status).toBe(503);
       expect(await missing.json()).toEqual({ ready: false, reason: `migrations not applied: ${last}` });
     } finally {
-      await t.db.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [last, saved!.applied_at]);
+      await t.db.query('INSERT INTO schema_migrations (id, applied_at) VALUES ($1, $2)', [
+        last,
+        saved!.applied_at,
+      ]);
     }
 
     // A database that does not answer: not ready (and never a 500).

@@ -16,7 +16,11 @@ let server: RunningServer;
 beforeAll(async () => {
   t = await openTestDatabase();
   server = await startHttpServer(
-    { config: loadConfig({ RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' }), db: t.db, now: () => new Date() },
+    {
+      config: loadConfig({ RATE_LIMIT_RPS: '1000', RATE_LIMIT_BURST: '1000' }),
+      db: t.db,
+      now: () => new Date(),
+    },
     { host: '127.0.0.1', port: 0 },
   );
 }, 60_000);

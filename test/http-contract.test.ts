@@ -108,7 +108,15 @@ describe('headers on every kind of answer', () => {
   });
 
   it('answers an unknown route with a 404 JSON detail', async () => {
-    for (const p of ['/no/such/route', '/v1/no/such/route', '/wallets', '/wallets/x', '/search-x', '/badge', '/v2/health']) {
+    for (const p of [
+      '/no/such/route',
+      '/v1/no/such/route',
+      '/wallets',
+      '/wallets/x',
+      '/search-x',
+      '/badge',
+      '/v2/health',
+    ]) {
       const res = await app.request(p);
       expect(res.status, p).toBe(404);
       expect(await res.json(), p).toEqual({ detail: expect.any(String) });
@@ -118,13 +126,16 @@ describe('headers on every kind of answer', () => {
 
 // ------------------------------------------------------------------ 429 over a real socket
 
-
 describe('rate limits (real listener: the limiter keys on the socket address)', () => {
   let server: RunningServer;
   let db: Database & { calls: () => number };
   beforeAll(async () => {
     db = countingDb(t.db);
-    const tiny = loadConfig({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '2', BASE_URL: 'https://rep.example.org' });
+    const tiny = loadConfig({
+      RATE_LIMIT_RPS: '1',
+      RATE_LIMIT_BURST: '2',
+      BASE_URL: 'https://rep.example.org',
+    });
     server = await startHttpServer({ config: tiny, db, now: () => NOW }, { host: '127.0.0.1', port: 0 });
   });
   afterAll(() => server.close());
@@ -152,9 +163,7 @@ describe('rate limits (real listener: the limiter keys on the socket address)', 
   });
 
   it('gives /wallets/{wallet}/exists its own budget (10;w=1;burst=20), GET and HEAD, with and without /v1', async () => {
-    const paths = Array.from({ length: 40 }, (_v, i) =>
-      `${i % 2 ? '/v1' : ''}/wallets/${W1}/exists`,
-    );
+    const paths = Array.from({ length: 40 }, (_v, i) => `${i % 2 ? '/v1' : ''}/wallets/${W1}/exists`);
     const answers = await Promise.all(
       paths.map(async (p, i) => {
         const r = await fetch(`${server.url}${p}`, { method: i % 3 === 0 ? 'HEAD' : 'GET' });
@@ -176,7 +185,12 @@ describe('rate limits (real listener: the limiter keys on the socket address)', 
 
   it('gives the two name routes one shared budget (1;w=1;burst=2)', async () => {
     const answers: number[] = [];
-    for (const p of ['/names/resolve?name=a.eth', '/names/reverse?address=x', '/v1/names/resolve', '/names/reverse']) {
+    for (const p of [
+      '/names/resolve?name=a.eth',
+      '/names/reverse?address=x',
+      '/v1/names/resolve',
+      '/names/reverse',
+    ]) {
       const r = await fetch(`${server.url}${p}`);
       expect(r.headers.get('ratelimit-policy')).toBe('1;w=1;burst=2');
       await r.arrayBuffer();
@@ -187,7 +201,11 @@ describe('rate limits (real listener: the limiter keys on the socket address)', 
   });
 
   it('does not count in-process calls (the MCP and A2A doors count at their own door)', async () => {
-    const inProcess = createApp({ config: loadConfig({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '1' }), db: t.db, now: () => NOW });
+    const inProcess = createApp({
+      config: loadConfig({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '1' }),
+      db: t.db,
+      now: () => NOW,
+    });
     for (let i = 0; i < 5; i++) expect((await inProcess.request('/pricing')).status).toBe(200);
   });
 });

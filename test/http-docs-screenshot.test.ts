@@ -62,7 +62,8 @@ async function isolatedPage(): Promise<{ page: Page; external: string[]; errors:
   const errors: string[] = [];
   await page.route('**/*', (route) => {
     const url = route.request().url();
-    if (url.startsWith(`${server.url}/`) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
+    if (url.startsWith(`${server.url}/`) || url.startsWith('data:') || url.startsWith('blob:'))
+      return route.continue();
     external.push(url);
     return route.abort();
   });
@@ -77,8 +78,11 @@ describe('documentation pages in headless Chromium', () => {
     await page.goto(`${server.url}/docs`, { waitUntil: 'load' });
     await page.waitForSelector('.opblock', { timeout: 30_000 });
     await page.waitForSelector('.opblock-summary-path[data-path="/health"]', { timeout: 30_000 });
-    const paths = await page.$$eval('.opblock-summary-path', (els) => els.map((e) => e.getAttribute('data-path')));
-    for (const p of ['/health', '/search/{q}', '/wallets/{wallet}/chains', '/pricing', '/manifesto']) expect(paths).toContain(p);
+    const paths = await page.$$eval('.opblock-summary-path', (els) =>
+      els.map((e) => e.getAttribute('data-path')),
+    );
+    for (const p of ['/health', '/search/{q}', '/wallets/{wallet}/chains', '/pricing', '/manifesto'])
+      expect(paths).toContain(p);
     expect(await page.textContent('.info .title')).toContain('2.0.0');
     const file = join(OUT, 'docs-swagger-ui.png');
     await page.screenshot({ path: file, fullPage: false });
@@ -100,10 +104,17 @@ describe('documentation pages in headless Chromium', () => {
     await page.waitForSelector(`${health} h2`, { timeout: 30_000 });
     expect(await page.textContent(health)).toContain('/health');
     // Redoc names a section after its operationId when there is one, else after its path.
-    const sections = await page.$$eval('[data-section-id]', (els) => els.map((e) => e.getAttribute('data-section-id') ?? ''));
-    expect(sections.filter((s) => s.includes('/operation/') || s.includes('/paths/')).length).toBeGreaterThan(15);
+    const sections = await page.$$eval('[data-section-id]', (els) =>
+      els.map((e) => e.getAttribute('data-section-id') ?? ''),
+    );
+    expect(sections.filter((s) => s.includes('/operation/') || s.includes('/paths/')).length).toBeGreaterThan(
+      15,
+    );
     for (const op of ['search', 'getWalletChains', 'getWalletExists', 'getPricing', 'getManifesto']) {
-      expect(sections.some((s) => s.endsWith(`/operation/${op}`)), op).toBe(true);
+      expect(
+        sections.some((s) => s.endsWith(`/operation/${op}`)),
+        op,
+      ).toBe(true);
     }
     expect(await page.textContent('.api-info h1')).toContain('2.0.0');
     const file = join(OUT, 'docs-redoc.png');

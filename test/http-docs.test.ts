@@ -17,7 +17,11 @@ let doc: any;
 
 beforeAll(async () => {
   t = await openTestDatabase();
-  app = createApp({ config: loadConfig({ BASE_URL: BASE }), db: t.db, now: () => new Date('2026-11-20T00:00:00Z') });
+  app = createApp({
+    config: loadConfig({ BASE_URL: BASE }),
+    db: t.db,
+    now: () => new Date('2026-11-20T00:00:00Z'),
+  });
   const res = await app.request('/openapi.json');
   expect(res.status).toBe(200);
   doc = await res.json();
@@ -31,7 +35,19 @@ describe('GET /openapi.json', () => {
     expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
     expect(doc.info.version).toBe('2.0.0');
     expect(doc.info.title).toBeTruthy();
-    for (const needle of ['Free and paid', 'x402', 'Rate limits', 'RateLimit-Policy', '50;w=1;burst=40', '10;w=1;burst=20', '1;w=1;burst=2', 'Versioning', '/v1', 'Api-Version', 'policy_version']) {
+    for (const needle of [
+      'Free and paid',
+      'x402',
+      'Rate limits',
+      'RateLimit-Policy',
+      '50;w=1;burst=40',
+      '10;w=1;burst=20',
+      '1;w=1;burst=2',
+      'Versioning',
+      '/v1',
+      'Api-Version',
+      'policy_version',
+    ]) {
       expect(doc.info.description, needle).toContain(needle);
     }
     expect(doc.servers).toEqual([{ url: BASE }]);
@@ -80,7 +96,9 @@ describe('GET /openapi.json', () => {
   it('gives every operation a 429 and the Api-Version and RateLimit-Policy headers on every response', () => {
     expect(doc.components.headers['Api-Version']).toBeDefined();
     expect(doc.components.headers['RateLimit-Policy']).toBeDefined();
-    for (const [path, item] of Object.entries<Record<string, { responses: Record<string, { headers?: object }> }>>(doc.paths)) {
+    for (const [path, item] of Object.entries<
+      Record<string, { responses: Record<string, { headers?: object }> }>
+    >(doc.paths)) {
       for (const m of OPERATIONS) {
         const op = item[m];
         if (!op) continue;
@@ -97,9 +115,22 @@ describe('GET /openapi.json', () => {
 
   it('names the response schemas of the lookup and meta routes after the reference deployment', () => {
     for (const name of [
-      'WalletChains', 'WalletChain', 'WalletExists', 'SearchResult', 'SearchMatch', 'PricingCatalog', 'PricingTier',
-      'Manifesto', 'ManifestoPrinciple', 'ManifestoVerification', 'Caveat', 'NotAnAddress', 'UnrecognizedQuery', 'Refusal',
-      'Workflows', 'ProtectedResourceMetadata',
+      'WalletChains',
+      'WalletChain',
+      'WalletExists',
+      'SearchResult',
+      'SearchMatch',
+      'PricingCatalog',
+      'PricingTier',
+      'Manifesto',
+      'ManifestoPrinciple',
+      'ManifestoVerification',
+      'Caveat',
+      'NotAnAddress',
+      'UnrecognizedQuery',
+      'Refusal',
+      'Workflows',
+      'ProtectedResourceMetadata',
     ]) {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
@@ -116,7 +147,10 @@ describe('GET /openapi.json', () => {
 
 describe('GET /docs and GET /redoc', () => {
   it.each([
-    ['/docs', ['docs/assets/swagger-ui.css', 'docs/assets/swagger-ui-bundle.js', 'docs/assets/swagger-init.js']],
+    [
+      '/docs',
+      ['docs/assets/swagger-ui.css', 'docs/assets/swagger-ui-bundle.js', 'docs/assets/swagger-init.js'],
+    ],
     ['/redoc', ['docs/assets/redoc.standalone.js', 'spec-url="openapi.json"']],
   ])('serves %s as HTML that loads only local assets', async (path, needles) => {
     for (const p of [path, `/v1${path}`]) {
@@ -153,12 +187,16 @@ describe('GET /docs and GET /redoc', () => {
     expect(js).toContain('validatorUrl: null');
   });
 
-  it.each(['nope.js', '..%2Fpackage.json', '%2E%2E%2F%2E%2E%2Fpackage.json', 'constructor', '__proto__', 'toString'])(
-    'answers 404 JSON for an asset that is not on the allow-list (%s)',
-    async (file) => {
-      const res = await app.request(`/docs/assets/${file}`);
-      expect(res.status).toBe(404);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    },
-  );
+  it.each([
+    'nope.js',
+    '..%2Fpackage.json',
+    '%2E%2E%2F%2E%2E%2Fpackage.json',
+    'constructor',
+    '__proto__',
+    'toString',
+  ])('answers 404 JSON for an asset that is not on the allow-list (%s)', async (file) => {
+    const res = await app.request(`/docs/assets/${file}`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
 });

@@ -33,15 +33,36 @@ describe('GET /health on an empty index', () => {
       ordering_policy: 'bayes-shrinkage-distinct-raters@1',
       rater_weight_policy: 'one-voice-per-counterparty+bounded-trust@2',
       confidence_policy: 'wilson-raters@1',
-      reading_policy: { min_raters: 3, top_share: 0.5, campaign_per_rater: 20, self_gap: null, combine: 'independent' },
+      reading_policy: {
+        min_raters: 3,
+        top_share: 0.5,
+        campaign_per_rater: 20,
+        self_gap: null,
+        combine: 'independent',
+      },
       confidence_thresholds: { no_ratings: 0, low: 1, medium: 3, high: 6 },
       shrinkage: { k: 3, prior: null },
     });
     expect(body.chains.map((c: { network: string }) => c.network)).toEqual([
-      'base', 'solana', 'avalanche', 'arbitrum', 'optimism', 'polygon', 'celo', 'ethereum', 'bsc', 'monad', 'robinhood',
+      'base',
+      'solana',
+      'avalanche',
+      'arbitrum',
+      'optimism',
+      'polygon',
+      'celo',
+      'ethereum',
+      'bsc',
+      'monad',
+      'robinhood',
     ]);
     for (const c of body.chains) {
-      expect(c).toMatchObject({ last_scanned_block: null, head_at_last_sync: null, backfill_complete: false, stale_hours: null });
+      expect(c).toMatchObject({
+        last_scanned_block: null,
+        head_at_last_sync: null,
+        backfill_complete: false,
+        stale_hours: null,
+      });
     }
   });
 
@@ -49,15 +70,37 @@ describe('GET /health on an empty index', () => {
     // Through the real ingest, which keeps the live counters /health reads.
     const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
     const transfer = (network: string, to: string) => ({
-      ...at, kind: 'transfer' as const, network, txHash: `0x${network}01`, logIndex: 0, agentId: '1',
-      from: '0x0000000000000000000000000000000000000000', to,
+      ...at,
+      kind: 'transfer' as const,
+      network,
+      txHash: `0x${network}01`,
+      logIndex: 0,
+      agentId: '1',
+      from: '0x0000000000000000000000000000000000000000',
+      to,
     });
     const feedback = (network: string, value: string) => ({
-      ...at, kind: 'feedback' as const, network, txHash: `0x${network}02`, logIndex: 0, agentId: '1', rater: '0xcc',
-      feedbackIndex: '1', valueRaw: value, valueDecimals: 0, value, tag1: '', tag2: '', endpoint: '', feedbackUri: '',
+      ...at,
+      kind: 'feedback' as const,
+      network,
+      txHash: `0x${network}02`,
+      logIndex: 0,
+      agentId: '1',
+      rater: '0xcc',
+      feedbackIndex: '1',
+      valueRaw: value,
+      valueDecimals: 0,
+      value,
+      tag1: '',
+      tag2: '',
+      endpoint: '',
+      feedbackUri: '',
       feedbackHash: null,
     });
-    for (const [network, owner, value] of [['base', '0xaa', '80'], ['celo', '0xbb', '40']] as const) {
+    for (const [network, owner, value] of [
+      ['base', '0xaa', '80'],
+      ['celo', '0xbb', '40'],
+    ] as const) {
       const events = [transfer(network, owner), feedback(network, value)];
       const cp = { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false };
       await ingestBatch(t.db, events, cp);
@@ -76,7 +119,11 @@ describe('GET /health on an empty index', () => {
     // prior = mean of every scored wallet's final score = (80 + 40) / 2
     expect(body.shrinkage.prior).toBe(60);
     expect(body.chains[0]).toMatchObject({
-      network: 'base', last_scanned_block: 100, head_at_last_sync: 112, backfill_complete: true, stale_hours: 6,
+      network: 'base',
+      last_scanned_block: 100,
+      head_at_last_sync: 112,
+      backfill_complete: true,
+      stale_hours: 6,
     });
   });
 });

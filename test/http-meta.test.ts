@@ -64,7 +64,9 @@ async function get(app: ReturnType<typeof createApp>, path: string, init?: Reque
 
 describe('pricing table (src/payments/pricing.ts)', () => {
   it('prices the metered routes of the contract, as strings, with USDC base units', () => {
-    const paid = Object.fromEntries(PRICE_TIERS.filter((t) => !t.free).map((t) => [t.id, [t.price_usd, t.amount]]));
+    const paid = Object.fromEntries(
+      PRICE_TIERS.filter((t) => !t.free).map((t) => [t.id, [t.price_usd, t.amount]]),
+    );
     expect(paid).toEqual({
       'wallet-lookup': ['0.01', '10000'],
       'wallet-snapshot': ['0.05', '50000'],
@@ -102,7 +104,9 @@ describe('pricing table (src/payments/pricing.ts)', () => {
   it('matches requests to tiers the way the paywall will (query, /v1, HEAD, unknown)', () => {
     const w = '0x000000000000000000000000000000000000dEaD';
     expect(matchTier('GET', `/reputation/wallet/${w}`)?.id).toBe('wallet-lookup');
-    expect(matchTier('GET', `/reputation/wallet/${w}`, new URLSearchParams('snapshot=true'))?.id).toBe('wallet-snapshot');
+    expect(matchTier('GET', `/reputation/wallet/${w}`, new URLSearchParams('snapshot=true'))?.id).toBe(
+      'wallet-snapshot',
+    );
     expect(matchTier('GET', `/reputation/wallet/${w}`, { snapshot: 'false' })?.id).toBe('wallet-lookup');
     expect(matchTier('GET', `/v1/reputation/wallet/${w}/history`)?.id).toBe('wallet-history');
     expect(matchTier('GET', '/reputation/agent/base/7')?.id).toBe('agent-detail');
@@ -127,8 +131,12 @@ describe('pricing table (src/payments/pricing.ts)', () => {
       ['polygon', 137, 'eip155:137'],
       ['celo', 42220, 'eip155:42220'],
     ]);
-    expect(PAYMENT_NETWORKS.find((n) => n.network === 'base')?.asset).toBe('0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913');
-    expect(PAYMENT_NETWORKS.find((n) => n.network === 'celo')?.asset).toBe('0xcebA9300f2b948710d2653dD7B07f33A8B32118C');
+    expect(PAYMENT_NETWORKS.find((n) => n.network === 'base')?.asset).toBe(
+      '0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913',
+    );
+    expect(PAYMENT_NETWORKS.find((n) => n.network === 'celo')?.asset).toBe(
+      '0xcebA9300f2b948710d2653dD7B07f33A8B32118C',
+    );
     for (const n of PAYMENT_NETWORKS) {
       expect(n.asset).toMatch(/^0x[0-9a-fA-F]{40}$/);
       expect(n).toMatchObject({ decimals: 6, asset_version: '2' });
@@ -198,8 +206,17 @@ describe('GET /manifesto', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(body).sort()).toEqual(
       [
-        'manifesto_version', 'title', 'subtitle', 'catchphrase', 'editions', 'note', 'origin', 'principles',
-        'we_are_not', 'verifications', 'siblings',
+        'manifesto_version',
+        'title',
+        'subtitle',
+        'catchphrase',
+        'editions',
+        'note',
+        'origin',
+        'principles',
+        'we_are_not',
+        'verifications',
+        'siblings',
       ].sort(),
     );
     expect(body.principles.map((p: { id: string }) => p.id)).toEqual([
@@ -280,9 +297,15 @@ describe('GET /workflows.json', () => {
     const { app, db } = appWith();
     const { res, body } = await get(app, '/workflows.json');
     expect(res.status).toBe(200);
-    expect(body).toMatchObject({ workflows_version: 'workflows@1', base_url: BASE, pricing_version: PRICING_VERSION });
+    expect(body).toMatchObject({
+      workflows_version: 'workflows@1',
+      base_url: BASE,
+      pricing_version: PRICING_VERSION,
+    });
     const ids = body.workflows.map((w: { id: string }) => w.id);
-    expect(ids).toEqual(expect.arrayContaining(['vet-wallet', 'resolve-identifier', 'sweep-wallets', 'pay-per-call']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['vet-wallet', 'resolve-identifier', 'sweep-wallets', 'pay-per-call']),
+    );
     const doc = (await get(app, '/openapi.json')).body;
     for (const w of body.workflows) {
       expect(w.goal.length).toBeGreaterThan(10);
@@ -341,48 +364,57 @@ describe('/.well-known documents', () => {
 describe('documented refusals', () => {
   const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'];
 
-  it.each(['/names/resolve?name=example.eth', '/names/reverse?address=0x1111111111111111111111111111111111111111', '/names/resolve'])(
-    'refuses %s with 410 not_offered for every method, never data about anybody',
-    async (path) => {
-      const { app, db } = appWith();
-      for (const p of [path, `/v1${path}`]) {
-        for (const method of methods) {
-          const { res, body } = await get(app, p, { method });
-          expect(res.status, `${method} ${p}`).toBe(410);
-          expect(body).toEqual({
-            detail: {
-              error: 'not_offered',
-              message: expect.any(String),
-              principle: 'not-a-people-search-engine',
-              manifesto: `${BASE}/manifesto`,
-            },
-          });
-          expect(res.headers.get('ratelimit-policy')).toBe('1;w=1;burst=2');
-          expect(res.headers.get('api-version')).toBe('2.0.0');
-        }
-        const head = await app.request(p, { method: 'HEAD' });
-        expect(head.status).toBe(410);
-        expect(await head.text()).toBe('');
+  it.each([
+    '/names/resolve?name=example.eth',
+    '/names/reverse?address=0x1111111111111111111111111111111111111111',
+    '/names/resolve',
+  ])('refuses %s with 410 not_offered for every method, never data about anybody', async (path) => {
+    const { app, db } = appWith();
+    for (const p of [path, `/v1${path}`]) {
+      for (const method of methods) {
+        const { res, body } = await get(app, p, { method });
+        expect(res.status, `${method} ${p}`).toBe(410);
+        expect(body).toEqual({
+          detail: {
+            error: 'not_offered',
+            message: expect.any(String),
+            principle: 'not-a-people-search-engine',
+            manifesto: `${BASE}/manifesto`,
+          },
+        });
+        expect(res.headers.get('ratelimit-policy')).toBe('1;w=1;burst=2');
+        expect(res.headers.get('api-version')).toBe('2.0.0');
       }
-      expect(db.calls).toBe(0);
-    },
-  );
+      const head = await app.request(p, { method: 'HEAD' });
+      expect(head.status).toBe(410);
+      expect(await head.text()).toBe('');
+    }
+    expect(db.calls).toBe(0);
+  });
 
-  it.each(['/auth', '/auth/nonce', '/auth/verify', '/auth/session/rotate', '/me', '/me/agents', '/me/agents/base/1/profile'])(
-    'refuses %s with 410 no_accounts for every method',
-    async (path) => {
-      const { app, db } = appWith();
-      for (const p of [path, `/v1${path}`]) {
-        for (const method of methods) {
-          const { res, body } = await get(app, p, { method });
-          expect(res.status, `${method} ${p}`).toBe(410);
-          expect(body.detail).toMatchObject({ error: 'no_accounts', principle: 'payment-is-the-authentication' });
-          expect(res.headers.get('ratelimit-policy')).toBe('50;w=1;burst=40');
-        }
+  it.each([
+    '/auth',
+    '/auth/nonce',
+    '/auth/verify',
+    '/auth/session/rotate',
+    '/me',
+    '/me/agents',
+    '/me/agents/base/1/profile',
+  ])('refuses %s with 410 no_accounts for every method', async (path) => {
+    const { app, db } = appWith();
+    for (const p of [path, `/v1${path}`]) {
+      for (const method of methods) {
+        const { res, body } = await get(app, p, { method });
+        expect(res.status, `${method} ${p}`).toBe(410);
+        expect(body.detail).toMatchObject({
+          error: 'no_accounts',
+          principle: 'payment-is-the-authentication',
+        });
+        expect(res.headers.get('ratelimit-policy')).toBe('50;w=1;burst=40');
       }
-      expect(db.calls).toBe(0);
-    },
-  );
+    }
+    expect(db.calls).toBe(0);
+  });
 
   it('does not catch look-alike paths (they are plain 404s)', async () => {
     const { app } = appWith();

@@ -10,7 +10,14 @@ import type { Config } from '../src/config.js';
 import { runIndexPass, type PassReport } from '../src/indexer/pass.js';
 import { startIndexScheduler } from '../src/indexer/scheduler.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { configFor, dumpNetwork, quietLogger, startLocalChain, target, type LocalChain } from './indexer-fixtures.js';
+import {
+  configFor,
+  dumpNetwork,
+  quietLogger,
+  startLocalChain,
+  target,
+  type LocalChain,
+} from './indexer-fixtures.js';
 
 let chain: LocalChain;
 let config: Config;
@@ -24,13 +31,25 @@ beforeAll(async () => {
   const { agentId } = await registerAgent(chain.reg, k[1]!, 'https://agent.example/card.json');
   // One transaction per block (automine): ratings spread over a dozen blocks.
   for (let i = 0; i < 10; i++) {
-    await giveFeedback(chain.reg, k[2 + (i % 4)]!, { agentId, value: 10 * i, valueDecimals: 0, tag1: `t${i}` });
+    await giveFeedback(chain.reg, k[2 + (i % 4)]!, {
+      agentId,
+      value: 10 * i,
+      valueDecimals: 0,
+      tag1: `t${i}`,
+    });
   }
   config = configFor([target(chain, { startBlock: Number(chain.reg.deployBlock) })]);
   // The index an uninterrupted pass builds.
   const ref = await openTestDatabase();
   try {
-    const r = await runIndexPass({ db: ref.db, config, log: quietLogger(), afterPass: null, progress: 'off', scan });
+    const r = await runIndexPass({
+      db: ref.db,
+      config,
+      log: quietLogger(),
+      afterPass: null,
+      progress: 'off',
+      scan,
+    });
     expect(r.status === 'ok' && r.failed).toEqual([]);
     reference = await dumpNetwork(ref.db, 'base');
     expect(reference.ratings).toHaveLength(10);
@@ -43,7 +62,9 @@ afterAll(async () => {
 });
 
 async function checkpoint(t: TestDatabase): Promise<number> {
-  const [row] = await t.db.query<{ n: number | string }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'base'`);
+  const [row] = await t.db.query<{ n: number | string }>(
+    `SELECT last_scanned_block AS n FROM chains WHERE network = 'base'`,
+  );
   return Number(row!.n);
 }
 
@@ -81,11 +102,23 @@ describe('stopping a pass at the next batch boundary', () => {
       expect(afterPassRan).toBe(false);
       // Batch 2 committed with its checkpoint; nothing beyond it.
       expect(await checkpoint(t)).toBe(batchesSeen[1]!.to);
-      const [partial] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ratings WHERE network = 'base'`);
+      const [partial] = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ratings WHERE network = 'base'`,
+      );
       expect(partial!.n).toBeLessThan(10);
 
-      const resumed = await runIndexPass({ db: t.db, config, log: quietLogger(), afterPass: null, progress: 'off', scan });
-      expect(resumed.status === 'ok' && resumed.chains[0]).toMatchObject({ status: 'ok', from: batchesSeen[1]!.to + 1 });
+      const resumed = await runIndexPass({
+        db: t.db,
+        config,
+        log: quietLogger(),
+        afterPass: null,
+        progress: 'off',
+        scan,
+      });
+      expect(resumed.status === 'ok' && resumed.chains[0]).toMatchObject({
+        status: 'ok',
+        from: batchesSeen[1]!.to + 1,
+      });
       expect(await dumpNetwork(t.db, 'base')).toEqual(reference);
     } finally {
       await t.close();
@@ -97,9 +130,21 @@ describe('stopping a pass at the next batch boundary', () => {
     try {
       const abort = new AbortController();
       abort.abort();
-      const report = await runIndexPass({ db: t.db, config, log: quietLogger(), afterPass: null, progress: 'off', scan, signal: abort.signal });
-      expect(report.status === 'ok' && report.chains.map((c) => [c.network, c.status, c.batches])).toEqual([['base', 'stopped', 0]]);
-      const [row] = await t.db.query<{ n: number | null }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'base'`);
+      const report = await runIndexPass({
+        db: t.db,
+        config,
+        log: quietLogger(),
+        afterPass: null,
+        progress: 'off',
+        scan,
+        signal: abort.signal,
+      });
+      expect(report.status === 'ok' && report.chains.map((c) => [c.network, c.status, c.batches])).toEqual([
+        ['base', 'stopped', 0],
+      ]);
+      const [row] = await t.db.query<{ n: number | null }>(
+        `SELECT last_scanned_block AS n FROM chains WHERE network = 'base'`,
+      );
       expect(row!.n).toBeNull();
     } finally {
       await t.close();

@@ -37,7 +37,14 @@ let agentA: bigint;
 
 async function pass(db: Queryable & TestDatabase['db']): Promise<ChainPassResult> {
   const config = configFor([
-    { network: 'base', chainId: 8453, rpcUrl: anvil.rpcUrl, reg, startBlock: Number(reg.deployBlock), confirmations: MARGIN },
+    {
+      network: 'base',
+      chainId: 8453,
+      rpcUrl: anvil.rpcUrl,
+      reg,
+      startBlock: Number(reg.deployBlock),
+      confirmations: MARGIN,
+    },
   ]);
   const report = await runIndexPass({ db, config, log: quietLogger(), afterPass: null, progress: 'off' });
   if (report.status !== 'ok') throw new Error('pass was locked out');
@@ -118,7 +125,9 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     const headBefore = await anvil.head();
     const depth = headBefore - forkFrom + 1;
     expect(depth).toBeGreaterThan(MARGIN);
-    const [cp] = await t.db.query<{ b: number }>(`SELECT last_scanned_block::int AS b FROM chains WHERE network = 'base'`);
+    const [cp] = await t.db.query<{ b: number }>(
+      `SELECT last_scanned_block::int AS b FROM chains WHERE network = 'base'`,
+    );
     expect(cp!.b).toBeGreaterThanOrEqual(forkFrom + 5);
     await anvil.rpc('anvil_reorg', [
       depth,
@@ -132,7 +141,9 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
 
     const healed = await pass(t.db);
     expect(healed.reorg).toBeDefined();
-    expect(healed.reorg, JSON.stringify({ reorg: healed.reorg, forkFrom })).toMatchObject({ fullRescan: false });
+    expect(healed.reorg, JSON.stringify({ reorg: healed.reorg, forkFrom })).toMatchObject({
+      fullRescan: false,
+    });
     expect(healed.reorg!.ancestor).toBeLessThan(forkFrom);
 
     // Row for row the same index as a fresh indexing of the canonical chain.
@@ -167,17 +178,24 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     );
     expect(meta!.value_text).toBe('orphaned-type');
     const owner = () =>
-      t.db.query<{ owner: string }>(`SELECT owner FROM agents WHERE network = 'base' AND agent_id = $1`, [agentA.toString()]);
+      t.db.query<{ owner: string }>(`SELECT owner FROM agents WHERE network = 'base' AND agent_id = $1`, [
+        agentA.toString(),
+      ]);
     expect((await owner())[0]!.owner).toBe(dev(5).address.toLowerCase());
 
     const depth = (await anvil.head()) - forkFrom + 1;
     expect(depth).toBeGreaterThan(MARGIN);
-    await anvil.rpc('anvil_reorg', [depth, [[reorgFeedbackTx(dev(9).address, agentA, 99, 'canonical-2'), 0]]]);
+    await anvil.rpc('anvil_reorg', [
+      depth,
+      [[reorgFeedbackTx(dev(9).address, agentA, 99, 'canonical-2'), 0]],
+    ]);
     await anvil.mine(MARGIN + 2);
     const healed = await pass(t.db);
     expect(healed.reorg?.fullRescan).toBe(true);
     expect(await dumpIndex(t.db, ['base'])).toEqual(await freshDump());
-    const metaAfter = await t.db.query(`SELECT 1 FROM agent_metadata WHERE network = 'base' AND meta_key = 'type'`);
+    const metaAfter = await t.db.query(
+      `SELECT 1 FROM agent_metadata WHERE network = 'base' AND meta_key = 'type'`,
+    );
     expect(metaAfter).toHaveLength(0);
     expect((await owner())[0]!.owner).toBe(dev(1).address.toLowerCase()); // the orphaned transfer is undone
     const c = await counters(t.db);
@@ -202,7 +220,9 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     const r = await t.db.transaction((tx) => rollbackAbove(tx, 'base', cut));
     expect(r.ratings).toBe(rows.filter((x) => x.block_number > cut).length);
     expect(r.touched.map((x) => x.agent_id)).toContain(agentA.toString());
-    const left = await t.db.query(`SELECT 1 FROM ratings WHERE network = 'base' AND block_number > $1`, [cut]);
+    const left = await t.db.query(`SELECT 1 FROM ratings WHERE network = 'base' AND block_number > $1`, [
+      cut,
+    ]);
     expect(left).toHaveLength(0);
     const c = await counters(t.db);
     expect(c.last_scanned_block).toBe(cut);
@@ -212,4 +232,3 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     expect(await dumpIndex(t.db, ['base'])).toEqual(canonical);
   }, 300_000);
 });
-

@@ -406,7 +406,13 @@ describe('indexer pass on a local chain', () => {
     if (r.status !== 'ok') return;
     expect(r.failed).toEqual([]);
     const s = r.chains.find((c) => c.network === 'solana')!;
-    expect(s).toMatchObject({ status: 'ok', kind: 'solana', from: 500, to: 2_000 - sol.confirmations, head: 2_000 });
+    expect(s).toMatchObject({
+      status: 'ok',
+      kind: 'solana',
+      from: 500,
+      to: 2_000 - sol.confirmations,
+      head: 2_000,
+    });
     const [row] = await t.db.query<{ last_error: string | null; last_scanned_block: string | number }>(
       'SELECT last_error, last_scanned_block FROM chains WHERE network = $1',
       ['solana'],

@@ -261,5 +261,4 @@ describe('reorg within the 12-block margin (anvil_reorg)', () => {
     await pass();
     expect(await indexed()).toEqual(rows);
   });
-
 });

@@ -40,7 +40,14 @@ function capture(level: 'debug' | 'info' | 'warn' | 'error') {
 describe('the log line format', () => {
   it('is one JSON line per event whatever the text holds (hostile chain strings)', () => {
     const out = capture('debug');
-    const hostile = ['a\nb', 'x\r\n{"level":"error","msg":"forged"}', '\u2028\u2029', '"}\n', '\u0000\u001b[31m', '\\'];
+    const hostile = [
+      'a\nb',
+      'x\r\n{"level":"error","msg":"forged"}',
+      '\u2028\u2029',
+      '"}\n',
+      '\u0000\u001b[31m',
+      '\\',
+    ];
     fc.assert(
       fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom(...hostile)), (s) => {
         out.chunks.length = 0;
@@ -70,9 +77,11 @@ describe('the log line format', () => {
   });
 
   it('strips credentials from URLs', () => {
-    expect(redactUrl('https://user:pa55word@rpc.example.com/v2/AbCdEfGhIjKlMnOpQrStUvWxYz012345?apikey=s3cr3t&x=1')).toBe(
-      'https://***@rpc.example.com/v2/***?apikey=***&x=***',
-    );
+    expect(
+      redactUrl(
+        'https://user:pa55word@rpc.example.com/v2/AbCdEfGhIjKlMnOpQrStUvWxYz012345?apikey=s3cr3t&x=1',
+      ),
+    ).toBe('https://***@rpc.example.com/v2/***?apikey=***&x=***');
     expect(redactUrl('https://base-mainnet.infura.io/v3/0123456789abcdef0123456789abcdef')).toBe(
       'https://base-mainnet.infura.io/v3/***',
     );
@@ -105,7 +114,9 @@ describe('the access log', () => {
     expect(paid.status).toBe(200);
     const challenged = await fetch(`${app.url}/v1/reputation/wallet/${WALLET}`);
     expect(challenged.status).toBe(402);
-    const refused = await fetch(`${app.url}/reputation/wallet/${WALLET}`, { headers: { 'X-PAYMENT': 'not-base64-%%%' } });
+    const refused = await fetch(`${app.url}/reputation/wallet/${WALLET}`, {
+      headers: { 'X-PAYMENT': 'not-base64-%%%' },
+    });
     expect(refused.status).toBe(402);
     const health = await fetch(`${app.url}/health`);
     expect(health.status).toBe(200);
@@ -127,7 +138,14 @@ describe('the access log', () => {
       ['GET', 'unmatched', 404, null],
     ]);
     const all = out.chunks.join('');
-    for (const secret of [header, header.slice(0, 40), 'QUERYSECRET123', 'BEARERSECRET456', WALLET, 'forged']) {
+    for (const secret of [
+      header,
+      header.slice(0, 40),
+      'QUERYSECRET123',
+      'BEARERSECRET456',
+      WALLET,
+      'forged',
+    ]) {
       expect(all).not.toContain(secret);
     }
   });
@@ -155,7 +173,12 @@ describe('a chain that cannot be reached', () => {
     } as const;
     const config = configFor([
       { network: 'base', chainId: 8453, rpcUrl: `${dead}/v2/${key}?apikey=QSECRET`, reg },
-      { network: 'optimism', chainId: 10, rpcUrl: `http://operator:PWSECRET@127.0.0.1:${new URL(dead).port}/`, reg },
+      {
+        network: 'optimism',
+        chainId: 10,
+        rpcUrl: `http://operator:PWSECRET@127.0.0.1:${new URL(dead).port}/`,
+        reg,
+      },
     ]);
     const out = capture('debug');
     const report = await runIndexPass({
@@ -175,13 +198,22 @@ describe('a chain that cannot be reached', () => {
     expect(base.endpoint).toBe(`${dead}/v2/***?apikey=***`);
     expect(String(base.cause)).toMatch(/ECONNREFUSED/);
     expect(String(base.error)).toMatch(/failed after 3 attempts/);
-    for (const needle of ['RPC_URL_BASE', 'CHAINS_FILE', 'INDEXER_PERIOD_SECONDS=0']) expect(String(base.hint)).toContain(needle);
+    for (const needle of ['RPC_URL_BASE', 'CHAINS_FILE', 'INDEXER_PERIOD_SECONDS=0'])
+      expect(String(base.hint)).toContain(needle);
     const op = failures.find((e) => e.chain === 'optimism')!;
     expect(String(op.endpoint)).toMatch(/^http:\/\/\*\*\*@127\.0\.0\.1:\d+\/$/);
     expect(String(op.hint)).toContain('RPC_URL_OPTIMISM');
 
     // Nothing else at warn or above about these chains: the failure is said once.
-    expect(events.filter((e) => e.level !== 'debug' && e.level !== 'info' && e.outcome !== 'failed' && !/pass done/.test(String(e.msg)))).toEqual([]);
+    expect(
+      events.filter(
+        (e) =>
+          e.level !== 'debug' &&
+          e.level !== 'info' &&
+          e.outcome !== 'failed' &&
+          !/pass done/.test(String(e.msg)),
+      ),
+    ).toEqual([]);
     // The retries are debug lines (2 per failing call at 3 attempts).
     const retries = events.filter((e) => /retry \d+\//.test(String(e.msg)));
     expect(retries.length).toBeGreaterThanOrEqual(2);
@@ -192,12 +224,21 @@ describe('a chain that cannot be reached', () => {
 
     const all = out.chunks.join('');
     for (const secret of [key, 'QSECRET', 'PWSECRET']) expect(all).not.toContain(secret);
-    const rows = await t.db.query<{ last_error: string }>(`SELECT last_error FROM chains WHERE network IN ('base', 'optimism')`);
-    for (const r of rows) for (const secret of [key, 'QSECRET', 'PWSECRET']) expect(r.last_error).not.toContain(secret);
+    const rows = await t.db.query<{ last_error: string }>(
+      `SELECT last_error FROM chains WHERE network IN ('base', 'optimism')`,
+    );
+    for (const r of rows)
+      for (const secret of [key, 'QSECRET', 'PWSECRET']) expect(r.last_error).not.toContain(secret);
 
     // At info, the retries are gone and the failure line stays.
     const info = capture('info');
-    await runIndexPass({ db: t.db, config, afterPass: null, progress: 'off', scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    await runIndexPass({
+      db: t.db,
+      config,
+      afterPass: null,
+      progress: 'off',
+      scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     const infoEvents = info.events();
     expect(infoEvents.some((e) => /retry \d+\//.test(String(e.msg)))).toBe(false);
     expect(infoEvents.filter((e) => e.outcome === 'failed')).toHaveLength(2);
@@ -226,7 +267,11 @@ describe('LOG_LEVEL through the CLI', () => {
     expect(info.status, info.stderr).toBe(0);
     const lines = info.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', component: 'migrate', applied: expect.any(Array) });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'info',
+      component: 'migrate',
+      applied: expect.any(Array),
+    });
     const warn = migrate({ LOG_LEVEL: 'warn' });
     expect(warn.status, warn.stderr).toBe(0);
     expect(warn.stdout).toBe('');

@@ -34,7 +34,12 @@ describe('MCP payment argument', () => {
 
   beforeAll(async () => {
     t = await openTestDatabase();
-    const paid: AppContext = { config: loadConfig({ TREASURY_ADDRESS: TREASURY }), db: t.db, now: () => new Date(), facilitator: stub };
+    const paid: AppContext = {
+      config: loadConfig({ TREASURY_ADDRESS: TREASURY }),
+      db: t.db,
+      now: () => new Date(),
+      facilitator: stub,
+    };
     const closed: AppContext = { config: loadConfig({}), db: t.db, now: () => new Date(), facilitator: stub };
     paidApp = createApp(paid);
     closedApp = createApp(closed);

@@ -22,7 +22,10 @@ describe('MCP: an unknown tool name', () => {
     t = await openTestDatabase();
     const config = { ...loadConfig({}), rateLimit: { rate: 1_000_000, burst: 1_000_000 } };
     await registerChains(t.db, config.chains);
-    server = await startHttpServer({ config, db: t.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
+    server = await startHttpServer(
+      { config, db: t.db, now: () => new Date() },
+      { host: '127.0.0.1', port: 0 },
+    );
     client = new Client({ name: 'mcp-unknown-tool-test', version: '0.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   });

@@ -46,7 +46,11 @@ function histogramCount(name: string, labels: string): number {
 }
 
 /** The value of the sample whose labels include `labels` (undefined when absent). */
-function value(m: Map<string, ParsedFamily>, name: string, labels: Record<string, string> = {}): number | undefined {
+function value(
+  m: Map<string, ParsedFamily>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const fam = m.get(name);
   const s = fam?.metrics.find((x) => Object.entries(labels).every(([k, v]) => x.labels?.[k] === v));
   return s?.value === undefined ? undefined : Number(s.value);
@@ -81,7 +85,8 @@ describe('the metrics listener', () => {
   it('counts HTTP requests by route template and status, with latency histograms and 429s', async () => {
     const before = await scrape();
     const h0 = value(before, 'repindex_http_requests_total', { route: '/health', status: '200' }) ?? 0;
-    for (const p of ['/health', '/v1/health', '/health?x=1']) expect((await fetch(`${app.url}${p}`)).status).toBe(200);
+    for (const p of ['/health', '/v1/health', '/health?x=1'])
+      expect((await fetch(`${app.url}${p}`)).status).toBe(200);
     expect((await fetch(`${app.url}/no/such/path-123`)).status).toBe(404);
     // The names budget (1/s, burst 2) trips on the third call.
     const statuses = [];
@@ -89,17 +94,25 @@ describe('the metrics listener', () => {
     expect(statuses).toContain(429);
 
     const m = await scrape();
-    expect(value(m, 'repindex_http_requests_total', { method: 'GET', route: '/health', status: '200' })).toBe(h0 + 3);
-    expect(value(m, 'repindex_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(value(m, 'repindex_http_requests_total', { method: 'GET', route: '/health', status: '200' })).toBe(
+      h0 + 3,
+    );
+    expect(
+      value(m, 'repindex_http_requests_total', { route: 'unmatched', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(value(m, 'repindex_http_requests_total', { status: '429' })).toBeGreaterThanOrEqual(1);
-    expect(value(m, 'repindex_http_rate_limited_total', { budget: 'names' })).toBe(statuses.filter((s) => s === 429).length);
+    expect(value(m, 'repindex_http_rate_limited_total', { budget: 'names' })).toBe(
+      statuses.filter((s) => s === 429).length,
+    );
     // No raw path ever becomes a label.
     const routes = new Set(m.get('repindex_http_requests_total')!.metrics.map((x) => x.labels?.route));
     expect([...routes].some((r) => r?.includes('path-123') || r?.includes('?'))).toBe(false);
     const hist = m.get('repindex_http_request_duration_seconds')!;
     expect(hist.type).toBe('HISTOGRAM');
     expect(hist.metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1)).toBe(true);
-    expect(histogramCount('repindex_http_request_duration_seconds', 'method="GET",route="/health",status="200"')).toBe(h0 + 3);
+    expect(
+      histogramCount('repindex_http_request_duration_seconds', 'method="GET",route="/health",status="200"'),
+    ).toBe(h0 + 3);
   });
 
   it('counts payments by outcome, refusals by code', async () => {
@@ -119,7 +132,8 @@ describe('the metrics listener', () => {
     app.stub.settleMode = 'ok';
 
     const m = await scrape();
-    const v = (o: string, code = '') => (value(m, 'repindex_payments_total', { outcome: o, code }) ?? 0) - v0(o, code);
+    const v = (o: string, code = '') =>
+      (value(m, 'repindex_payments_total', { outcome: o, code }) ?? 0) - v0(o, code);
     expect(v('challenged')).toBe(1);
     expect(v('verified')).toBe(2);
     expect(v('settled')).toBe(1);
@@ -145,7 +159,13 @@ describe('the metrics listener', () => {
     ]);
     const before = await scrape();
     const r0 = value(before, 'repindex_rpc_errors_total', { chain: 'base', kind: 'transient' }) ?? 0;
-    await runIndexPass({ db: t.db, config, progress: 'off', afterPass: refreshAfterPass, scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    await runIndexPass({
+      db: t.db,
+      config,
+      progress: 'off',
+      afterPass: refreshAfterPass,
+      scan: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     // (The pass registered the configuration: every chain but base disabled; celo back on.)
     await t.db.query(
       `UPDATE chains SET enabled = true, last_scanned_block = 100, head_at_last_sync = 112, last_success_at = $1 WHERE network = 'celo'`,
@@ -161,24 +181,42 @@ describe('the metrics listener', () => {
     const lag = value(m, 'repindex_chain_lag_seconds', { chain: 'celo' })!;
     expect(lag).toBeGreaterThanOrEqual(600);
     expect(lag).toBeLessThan(900);
-    expect(value(m, 'repindex_chain_last_success_timestamp_seconds', { chain: 'celo' })).toBe(Math.floor(lastSuccess.getTime() / 1000));
+    expect(value(m, 'repindex_chain_last_success_timestamp_seconds', { chain: 'celo' })).toBe(
+      Math.floor(lastSuccess.getTime() / 1000),
+    );
     // Never synced: no lag in seconds, a last success at 0 (what the stale alert fires on).
     expect(value(m, 'repindex_chain_lag_seconds', { chain: 'base' })).toBeUndefined();
     expect(value(m, 'repindex_chain_last_success_timestamp_seconds', { chain: 'base' })).toBe(0);
 
-    expect(value(m, 'repindex_index_chain_passes_total', { chain: 'base', outcome: 'failed' })).toBeGreaterThanOrEqual(1);
+    expect(
+      value(m, 'repindex_index_chain_passes_total', { chain: 'base', outcome: 'failed' }),
+    ).toBeGreaterThanOrEqual(1);
     expect((value(m, 'repindex_rpc_errors_total', { chain: 'base', kind: 'transient' }) ?? 0) - r0).toBe(2);
     expect(m.get('repindex_index_chain_pass_duration_seconds')?.type).toBe('HISTOGRAM');
-    expect(m.get('repindex_index_pass_duration_seconds')!.metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1)).toBe(true);
+    expect(
+      m
+        .get('repindex_index_pass_duration_seconds')!
+        .metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1),
+    ).toBe(true);
     // The after-pass hook the CLI and the scheduler pass refreshed the aggregates and timed it.
-    expect(m.get('repindex_aggregate_refresh_duration_seconds')!.metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1)).toBe(true);
+    expect(
+      m
+        .get('repindex_aggregate_refresh_duration_seconds')!
+        .metrics.some((x) => Number(x.buckets?.['+Inf'] ?? 0) >= 1),
+    ).toBe(true);
     // Process metrics come along.
     expect(m.has('repindex_process_resident_memory_bytes')).toBe(true);
     if (testDbKind === 'postgres') {
-      expect(value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'total' })).toBeGreaterThanOrEqual(1);
+      expect(
+        value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'total' }),
+      ).toBeGreaterThanOrEqual(1);
       // (the scrape's own query may be queued for a connection at that instant)
-      expect(value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'waiting' })).toBeGreaterThanOrEqual(0);
-      expect(value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'idle' })).toBeGreaterThanOrEqual(0);
+      expect(
+        value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'waiting' }),
+      ).toBeGreaterThanOrEqual(0);
+      expect(
+        value(m, 'repindex_db_pool_connections', { pool: 'primary', state: 'idle' }),
+      ).toBeGreaterThanOrEqual(0);
     }
   });
 });
@@ -212,7 +250,10 @@ describe('repindex serve with METRICS_PORT', () => {
       const lines = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 200_000);
         const check = () => {
-          const parsed = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+          const parsed = out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
           // The scheduler line comes last, in the same tick as the signal handlers.
           if (parsed.some((l) => typeof l.msg === 'string' && l.msg.includes('scheduler disabled'))) {
             clearTimeout(timer);
@@ -222,14 +263,23 @@ describe('repindex serve with METRICS_PORT', () => {
         child.stdout.on('data', check);
         void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
       });
-      expect(lines.some((l) => l.component === 'serve' && String(l.msg) === `metrics on http://127.0.0.1:${metricsPort}/metrics`)).toBe(true);
-      const listening = lines.find((l) => l.component === 'serve' && String(l.msg).startsWith('listening on'))!;
+      expect(
+        lines.some(
+          (l) =>
+            l.component === 'serve' && String(l.msg) === `metrics on http://127.0.0.1:${metricsPort}/metrics`,
+        ),
+      ).toBe(true);
+      const listening = lines.find(
+        (l) => l.component === 'serve' && String(l.msg).startsWith('listening on'),
+      )!;
       const url = String(listening.url);
       const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(res.status).toBe(200);
       const fams = new Map(parsePrometheusTextFormat(await res.text()).map((f) => [f.name, f]));
       // Every enabled built-in chain, never synced yet.
-      expect(fams.get('repindex_chain_last_success_timestamp_seconds')!.metrics.length).toBeGreaterThanOrEqual(1);
+      expect(
+        fams.get('repindex_chain_last_success_timestamp_seconds')!.metrics.length,
+      ).toBeGreaterThanOrEqual(1);
       expect((await fetch(`${url}/metrics`)).status).toBe(404);
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

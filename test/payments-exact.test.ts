@@ -67,8 +67,12 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
     // The same payment on the resource it names pays.
     expect((await pay(`/reputation/rater/${A}`, header)).status).toBe(200);
     // The x402 v2 ResourceInfo object form is read too.
-    const v2 = payment({ resource: { url: `http://elsewhere.example/reputation/rater/${A}`, mimeType: 'application/json' } });
-    expect((await (await pay(`/reputation/rater/${B}`, v2)).json()).error).toBe('payment_requirements_mismatch');
+    const v2 = payment({
+      resource: { url: `http://elsewhere.example/reputation/rater/${A}`, mimeType: 'application/json' },
+    });
+    expect((await (await pay(`/reputation/rater/${B}`, v2)).json()).error).toBe(
+      'payment_requirements_mismatch',
+    );
   });
 
   it('every field of accepted must match the requirement', async () => {
@@ -141,7 +145,11 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
     ['validBefore 0', { validBefore: '0' }, 'payment_expired'],
     ['validAfter in the future', { validAfter: String(nowSec + 3600) }, 'payment_not_yet_valid'],
     ['a garbage signature', { signature: `0x${'ab'.repeat(65)}` }, 'invalid_payment_signature'],
-    ['a wrong signer', { signerKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const }, 'invalid_payment_signature'],
+    [
+      'a wrong signer',
+      { signerKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d' as const },
+      'invalid_payment_signature',
+    ],
     ['a signature for another chain', { signChainId: 1 }, 'invalid_payment_signature'],
   ])('%s: 402 %s, the facilitator is never asked', async (_name, over, code) => {
     const v = stub.verifies;
@@ -165,7 +173,12 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
     const v2 = res.headers.get('payment-response');
     expect(v2).toBeTruthy();
     expect(res.headers.get('x-payment-response')).toBe(v2);
-    expect(decodePaymentResponseHeader(v2!)).toEqual({ success: true, transaction: tx, network: 'eip155:8453', payer: PAYER.toLowerCase() });
+    expect(decodePaymentResponseHeader(v2!)).toEqual({
+      success: true,
+      transaction: tx,
+      network: 'eip155:8453',
+      payer: PAYER.toLowerCase(),
+    });
     const again = await pay(`/reputation/rater/${W(141)}`, header);
     expect(again.headers.get('payment-response')).toBe(v2);
     expect(again.headers.get('x-payment-reused')).toBe('true');
@@ -174,7 +187,10 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
   // ------------------------------------------------------------------ 5. two payment headers
   it('X-PAYMENT and PAYMENT-SIGNATURE with different values: 400 naming both, nothing verified', async () => {
     const v = stub.verifies;
-    const res = await get(`/reputation/rater/${W(51)}`, { 'X-PAYMENT': payment(), 'PAYMENT-SIGNATURE': payment() });
+    const res = await get(`/reputation/rater/${W(51)}`, {
+      'X-PAYMENT': payment(),
+      'PAYMENT-SIGNATURE': payment(),
+    });
     expect(res.status).toBe(400);
     const body = await res.json();
     expect(body.error).toBe('conflicting_payment_headers');
@@ -183,7 +199,9 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
     expect(stub.verifies).toBe(v);
     // The same value in both is one payment.
     const same = payment();
-    expect((await get(`/reputation/rater/${W(52)}`, { 'X-PAYMENT': same, 'PAYMENT-SIGNATURE': same })).status).toBe(200);
+    expect(
+      (await get(`/reputation/rater/${W(52)}`, { 'X-PAYMENT': same, 'PAYMENT-SIGNATURE': same })).status,
+    ).toBe(200);
   });
 
   // ------------------------------------------------------------------ capacity
@@ -199,7 +217,10 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
       return verify(p, r);
     };
     try {
-      const held = [pay(`/reputation/rater/${W(61)}`, payment()), pay(`/reputation/rater/${W(62)}`, payment())];
+      const held = [
+        pay(`/reputation/rater/${W(61)}`, payment()),
+        pay(`/reputation/rater/${W(62)}`, payment()),
+      ];
       while (entered < 2) await new Promise((r) => setTimeout(r, 5));
       const settles = stub.settles.length;
       const claims = await count('payment_claims');
@@ -207,7 +228,11 @@ describe('the paid door, exactly (stub facilitator, real handlers)', () => {
       const busy = await pay(`/reputation/rater/${W(63)}`, header);
       expect(busy.status).toBe(503);
       expect(busy.headers.get('retry-after')).toBe('5');
-      expect(await busy.json()).toMatchObject({ error: 'paid_capacity_exhausted', retryable: true, retry_after_seconds: 5 });
+      expect(await busy.json()).toMatchObject({
+        error: 'paid_capacity_exhausted',
+        retryable: true,
+        retry_after_seconds: 5,
+      });
       expect(await count('payment_claims')).toBe(claims);
       expect(stub.settles.length).toBe(settles);
       release();

@@ -26,7 +26,6 @@ const REDIS_URL = process.env.TEST_REDIS_URL || null;
 const NOW = new Date('2026-11-01T00:00:00Z');
 const W1 = '0x00000000000000000000000000000000000000a1';
 
-
 /** A request as the node listener delivers it: with a socket address (the limiter's client key). */
 function from(app: ReturnType<typeof createApp>, client: string, path: string, method = 'GET') {
   return app.request(path, { method }, { incoming: { socket: { remoteAddress: client } } });
@@ -45,8 +44,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('config: DATABASE_READ_URL', () => {
   it('is a configuration error without DATABASE_URL', () => {
     expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://replica/db' })).toThrow(ConfigError);
-    expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://replica/db' })).toThrow(/DATABASE_READ_URL needs DATABASE_URL/);
-    const c = loadConfig({ DATABASE_URL: 'postgres://primary/db', DATABASE_READ_URL: 'postgres://replica/db' });
+    expect(() => loadConfig({ DATABASE_READ_URL: 'postgres://replica/db' })).toThrow(
+      /DATABASE_READ_URL needs DATABASE_URL/,
+    );
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://primary/db',
+      DATABASE_READ_URL: 'postgres://replica/db',
+    });
     expect(c.databaseReadUrl).toBe('postgres://replica/db');
   });
 
@@ -64,7 +68,11 @@ describe('InProcessRateLimitStore', () => {
   it('is the default store: burst then 429, per app', async () => {
     const store: RateLimitStore = new InProcessRateLimitStore();
     const b = { name: 'default', rate: 0.001, burst: 2 };
-    expect([await store.take(b, 'c'), await store.take(b, 'c'), await store.take(b, 'c')]).toEqual([true, true, false]);
+    expect([await store.take(b, 'c'), await store.take(b, 'c'), await store.take(b, 'c')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect(await store.take(b, 'other')).toBe(true);
     await store.close();
   });
@@ -80,7 +88,11 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
   let appB: ReturnType<typeof createApp>;
   let dbA: Database & { calls: () => number };
   let dbB: Database & { calls: () => number };
-  const config = loadConfig({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '4', BASE_URL: 'https://rep.example.org' });
+  const config = loadConfig({
+    RATE_LIMIT_RPS: '1',
+    RATE_LIMIT_BURST: '4',
+    BASE_URL: 'https://rep.example.org',
+  });
 
   beforeAll(async () => {
     t = await openTestDatabase();
@@ -126,7 +138,8 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
 
   it('refills at `rate` tokens per second (Redis clock)', async () => {
     const client = '10.0.0.2';
-    for (let i = 0; i < 4; i++) expect((await from(i % 2 ? appB : appA, client, '/pricing')).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      expect((await from(i % 2 ? appB : appA, client, '/pricing')).status).toBe(200);
     expect((await from(appA, client, '/pricing')).status).toBe(429);
     await sleep(1100);
     expect((await from(appB, client, '/pricing')).status).toBe(200);
@@ -148,7 +161,12 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
     const exists = [];
     const started = Date.now();
     for (let i = 0; i < 24; i++) {
-      const r = await from(i % 2 ? appB : appA, client, `${i % 3 ? '/v1' : ''}/wallets/${W1}/exists`, i % 4 ? 'GET' : 'HEAD');
+      const r = await from(
+        i % 2 ? appB : appA,
+        client,
+        `${i % 3 ? '/v1' : ''}/wallets/${W1}/exists`,
+        i % 4 ? 'GET' : 'HEAD',
+      );
       expect(r.headers.get('ratelimit-policy')).toBe('10;w=1;burst=20');
       exists.push(r.status);
     }
@@ -159,7 +177,11 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
     expect(exists.filter((s) => s === 429).length).toBe(24 - ok);
     // names: 1;w=1;burst=2, one budget for resolve and reverse.
     const names = [];
-    for (const [app, p] of [[appA, '/names/resolve?name=a.eth'], [appB, '/names/reverse?address=x'], [appA, '/names/resolve']] as const) {
+    for (const [app, p] of [
+      [appA, '/names/resolve?name=a.eth'],
+      [appB, '/names/reverse?address=x'],
+      [appA, '/names/resolve'],
+    ] as const) {
       names.push((await from(app, client, p)).status);
     }
     expect(names.slice(0, 2)).not.toContain(429);
@@ -195,7 +217,12 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
   it('fails open to in-process limiting when Redis is unreachable, and logs at most once per minute', async () => {
     const logs: string[] = [];
     const port = await closedPort();
-    const down = new RedisRateLimitStore({ url: `redis://:s3cret@127.0.0.1:${port}`, keyPrefix: prefix, connectTimeoutMs: 300, log: (m) => logs.push(m) });
+    const down = new RedisRateLimitStore({
+      url: `redis://:s3cret@127.0.0.1:${port}`,
+      keyPrefix: prefix,
+      connectTimeoutMs: 300,
+      log: (m) => logs.push(m),
+    });
     try {
       const app = createApp({ config, db: t.db, now: () => NOW, rateLimit: down });
       const started = Date.now();
@@ -216,67 +243,117 @@ describe.skipIf(!REDIS_URL)('Redis rate-limit store (TEST_REDIS_URL; skipped wit
   });
 });
 
-describe.skipIf(!testDatabaseUrl)('DATABASE_READ_URL: free routes read from the replica pool (PostgreSQL only)', () => {
-  let t: TestDatabase;
-  let withReader: Database;
-  const appName = `repindex_read_${randomBytes(4).toString('hex')}`;
-  const config = loadConfig({ RATE_LIMIT_RPS: '1000', BASE_URL: 'https://rep.example.org' });
+describe.skipIf(!testDatabaseUrl)(
+  'DATABASE_READ_URL: free routes read from the replica pool (PostgreSQL only)',
+  () => {
+    let t: TestDatabase;
+    let withReader: Database;
+    const appName = `repindex_read_${randomBytes(4).toString('hex')}`;
+    const config = loadConfig({ RATE_LIMIT_RPS: '1000', BASE_URL: 'https://rep.example.org' });
 
-  beforeAll(async () => {
-    t = await openTestDatabase();
-    await registerChains(t.db, config.chains);
-    const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
-    for (const [network, owner, value] of [['base', W1, '80'], ['celo', '0x00000000000000000000000000000000000000b2', '40']] as const) {
-      const events = [
-        { ...at, kind: 'transfer' as const, network, txHash: `0x${network}01`, logIndex: 0, agentId: '1', from: '0x0000000000000000000000000000000000000000', to: owner },
-        {
-          ...at, kind: 'feedback' as const, network, txHash: `0x${network}02`, logIndex: 0, agentId: '1', rater: '0x00000000000000000000000000000000000000cc',
-          feedbackIndex: '1', valueRaw: value, valueDecimals: 0, value, tag1: '', tag2: '', endpoint: '', feedbackUri: '', feedbackHash: null,
-        },
+    beforeAll(async () => {
+      t = await openTestDatabase();
+      await registerChains(t.db, config.chains);
+      const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
+      for (const [network, owner, value] of [
+        ['base', W1, '80'],
+        ['celo', '0x00000000000000000000000000000000000000b2', '40'],
+      ] as const) {
+        const events = [
+          {
+            ...at,
+            kind: 'transfer' as const,
+            network,
+            txHash: `0x${network}01`,
+            logIndex: 0,
+            agentId: '1',
+            from: '0x0000000000000000000000000000000000000000',
+            to: owner,
+          },
+          {
+            ...at,
+            kind: 'feedback' as const,
+            network,
+            txHash: `0x${network}02`,
+            logIndex: 0,
+            agentId: '1',
+            rater: '0x00000000000000000000000000000000000000cc',
+            feedbackIndex: '1',
+            valueRaw: value,
+            valueDecimals: 0,
+            value,
+            tag1: '',
+            tag2: '',
+            endpoint: '',
+            feedbackUri: '',
+            feedbackHash: null,
+          },
+        ];
+        await ingestBatch(t.db, events, { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false });
+      }
+      await refreshAggregates(t.db);
+      // The "replica" is the same server through a second pool, told apart by application_name.
+      const readUrl = new URL(t.url as string);
+      readUrl.searchParams.set('application_name', appName);
+      withReader = await openDatabase({
+        databaseUrl: t.url,
+        dataDir: 'memory://',
+        databaseReadUrl: readUrl.toString(),
+      });
+    });
+
+    afterAll(async () => {
+      await withReader?.close();
+      await t?.close();
+    });
+
+    const readConnections = async (): Promise<number> => {
+      const c = new pg.Client({ connectionString: testDatabaseUrl as string });
+      await c.connect();
+      try {
+        const r = await c.query(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+          [appName],
+        );
+        return (r.rows[0] as { n: number }).n;
+      } finally {
+        await c.end();
+      }
+    };
+
+    it('answers the free routes identically, and the read pool is the one queried', async () => {
+      expect(readerOf(withReader)).not.toBe(withReader);
+      expect(await readConnections()).toBe(0); // lazy: no replica connection before a read
+      const primaryOnly = createApp({ config, db: t.db, now: () => NOW });
+      const replicated = createApp({ config, db: withReader, now: () => NOW });
+      const paths = [
+        '/chains',
+        '/chains/base?days=7',
+        '/feed',
+        '/leaderboard',
+        '/stats/facets',
+        '/stats/types',
+        '/stats/issuers',
+        '/categories',
+        `/search/${W1}`,
+        `/wallets/${W1}/chains`,
+        `/wallets/${W1}/exists`,
+        `/badge/${W1}.svg`,
       ];
-      await ingestBatch(t.db, events, { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false });
-    }
-    await refreshAggregates(t.db);
-    // The "replica" is the same server through a second pool, told apart by application_name.
-    const readUrl = new URL(t.url as string);
-    readUrl.searchParams.set('application_name', appName);
-    withReader = await openDatabase({ databaseUrl: t.url, dataDir: 'memory://', databaseReadUrl: readUrl.toString() });
-  });
-
-  afterAll(async () => {
-    await withReader?.close();
-    await t?.close();
-  });
-
-  const readConnections = async (): Promise<number> => {
-    const c = new pg.Client({ connectionString: testDatabaseUrl as string });
-    await c.connect();
-    try {
-      const r = await c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [appName]);
-      return (r.rows[0] as { n: number }).n;
-    } finally {
-      await c.end();
-    }
-  };
-
-  it('answers the free routes identically, and the read pool is the one queried', async () => {
-    expect(readerOf(withReader)).not.toBe(withReader);
-    expect(await readConnections()).toBe(0); // lazy: no replica connection before a read
-    const primaryOnly = createApp({ config, db: t.db, now: () => NOW });
-    const replicated = createApp({ config, db: withReader, now: () => NOW });
-    const paths = [
-      '/chains', '/chains/base?days=7', '/feed', '/leaderboard', '/stats/facets', '/stats/types', '/stats/issuers',
-      '/categories', `/search/${W1}`, `/wallets/${W1}/chains`, `/wallets/${W1}/exists`, `/badge/${W1}.svg`,
-    ];
-    for (const p of paths) {
-      const [a, b] = await Promise.all([primaryOnly.request(p), replicated.request(p)]);
-      expect(b.status, p).toBe(a.status);
-      expect(await b.text(), p).toBe(await a.text());
-    }
-    expect(await readConnections()).toBeGreaterThan(0);
-    const [row] = await readerOf(withReader).query<{ app: string }>('SELECT current_setting($1) AS app', ['application_name']);
-    expect(row?.app).toBe(appName);
-    const [primary] = await withReader.query<{ app: string }>('SELECT current_setting($1) AS app', ['application_name']);
-    expect(primary?.app).not.toBe(appName);
-  });
-});
+      for (const p of paths) {
+        const [a, b] = await Promise.all([primaryOnly.request(p), replicated.request(p)]);
+        expect(b.status, p).toBe(a.status);
+        expect(await b.text(), p).toBe(await a.text());
+      }
+      expect(await readConnections()).toBeGreaterThan(0);
+      const [row] = await readerOf(withReader).query<{ app: string }>('SELECT current_setting($1) AS app', [
+        'application_name',
+      ]);
+      expect(row?.app).toBe(appName);
+      const [primary] = await withReader.query<{ app: string }>('SELECT current_setting($1) AS app', [
+        'application_name',
+      ]);
+      expect(primary?.app).not.toBe(appName);
+    });
+  },
+);

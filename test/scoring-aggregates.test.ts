@@ -32,9 +32,27 @@ import {
 
 const SEED = Number(process.env.FUZZ_SEED ?? 8_2026);
 const W = '0x00000000000000000000000000000000000000aa';
-const RATERS = [W, '0x00000000000000000000000000000000000000AA', '0x00000000000000000000000000000000000000bb',
-  '0x00000000000000000000000000000000000000BB', '0x00000000000000000000000000000000000000cc', 'So1anaRater111111111111111111111111111111111'];
-const VALUES = ['0', '100', '100.0', '50.5', '62.695416666666666', '1e1', '-0', '-1', '100.0000001', 'x', '33.333333333333333333'];
+const RATERS = [
+  W,
+  '0x00000000000000000000000000000000000000AA',
+  '0x00000000000000000000000000000000000000bb',
+  '0x00000000000000000000000000000000000000BB',
+  '0x00000000000000000000000000000000000000cc',
+  'So1anaRater111111111111111111111111111111111',
+];
+const VALUES = [
+  '0',
+  '100',
+  '100.0',
+  '50.5',
+  '62.695416666666666',
+  '1e1',
+  '-0',
+  '-1',
+  '100.0000001',
+  'x',
+  '33.333333333333333333',
+];
 
 const rating: fc.Arbitrary<SubjectRating> = fc.record({
   network: fc.constantFrom('base', 'ethereum', 'solana'),
@@ -61,7 +79,17 @@ function groupRaters(rows: readonly SubjectRating[]): AgentRaterAggregate[] {
   const m = new Map<string, AgentRaterAggregate>();
   for (const r of rows) {
     const k = `${r.network}|${r.agentId}|${r.rater}`;
-    const g = m.get(k) ?? { network: r.network, agentId: r.agentId, rater: r.rater, liveCount: 0, liveSum: '0', liveSumSq: '0', liveUndated: 0, revokedCount: 0, oodCount: 0 };
+    const g = m.get(k) ?? {
+      network: r.network,
+      agentId: r.agentId,
+      rater: r.rater,
+      liveCount: 0,
+      liveSum: '0',
+      liveSumSq: '0',
+      liveUndated: 0,
+      revokedCount: 0,
+      oodCount: 0,
+    };
     if (r.revoked) g.revokedCount += 1;
     else if (!live(r)) g.oodCount += 1;
     else {
@@ -81,7 +109,16 @@ function groupTags(rows: readonly SubjectRating[]): AgentRaterTagAggregate[] {
   const m = new Map<string, AgentRaterTagAggregate>();
   for (const r of rows) {
     const k = `${r.network}|${r.agentId}|${r.rater}|${r.tag1}`;
-    const g = m.get(k) ?? { network: r.network, agentId: r.agentId, rater: r.rater, tag1: r.tag1, liveCount: 0, liveSum: '0', revokedCount: 0, oodCount: 0 };
+    const g = m.get(k) ?? {
+      network: r.network,
+      agentId: r.agentId,
+      rater: r.rater,
+      tag1: r.tag1,
+      liveCount: 0,
+      liveSum: '0',
+      revokedCount: 0,
+      oodCount: 0,
+    };
     if (r.revoked) g.revokedCount += 1;
     else if (!live(r)) g.oodCount += 1;
     else {
@@ -118,7 +155,9 @@ describe(`aggregate scoring equals the row versions (seed ${SEED})`, () => {
 
           const days = new Map<string, HistoryDayAggregate>();
           for (const r of eligible) {
-            const day = new Date(Date.UTC(r.blockTime!.getUTCFullYear(), r.blockTime!.getUTCMonth(), r.blockTime!.getUTCDate()));
+            const day = new Date(
+              Date.UTC(r.blockTime!.getUTCFullYear(), r.blockTime!.getUTCMonth(), r.blockTime!.getUTCDate()),
+            );
             const k = `${r.network}|${day.toISOString()}`;
             const g = days.get(k) ?? { network: r.network, day, count: 0, sum: '0' };
             g.count += 1;
@@ -126,9 +165,9 @@ describe(`aggregate scoring equals the row versions (seed ${SEED})`, () => {
             days.set(k, g);
           }
           for (const bucket of ['week', 'month'] as const) {
-            expect(historyFromAggregates([...days.values()], undatedEligible(aggs.raters, W), W, bucket)).toEqual(
-              historyPoints(rows, W, bucket),
-            );
+            expect(
+              historyFromAggregates([...days.values()], undatedEligible(aggs.raters, W), W, bucket),
+            ).toEqual(historyPoints(rows, W, bucket));
           }
         },
       ),
@@ -140,10 +179,20 @@ describe(`aggregate scoring equals the row versions (seed ${SEED})`, () => {
     fc.assert(
       fc.property(fc.array(rating, { maxLength: 40 }), (rows) => {
         const rater = RATERS[2] as string;
-        const subjectOf = (r: SubjectRating) => (r.agentId === '7' ? rater : `0x0000000000000000000000000000000000000${r.agentId}0d`);
+        const subjectOf = (r: SubjectRating) =>
+          r.agentId === '7' ? rater : `0x0000000000000000000000000000000000000${r.agentId}0d`;
         const mine = rows.filter((r) => r.value !== 'x').map((r) => ({ ...r, rater }));
-        const emitted = mine.map((r) => ({ network: r.network, subject: subjectOf(r), value: r.value, revoked: r.revoked, blockTime: r.blockTime }));
-        const grouped: EmittedAggregate[] = groupRaters(mine).map((g) => ({ ...g, subject: subjectOf({ ...mine[0]!, agentId: g.agentId }) }));
+        const emitted = mine.map((r) => ({
+          network: r.network,
+          subject: subjectOf(r),
+          value: r.value,
+          revoked: r.revoked,
+          blockTime: r.blockTime,
+        }));
+        const grouped: EmittedAggregate[] = groupRaters(mine).map((g) => ({
+          ...g,
+          subject: subjectOf({ ...mine[0]!, agentId: g.agentId }),
+        }));
         const times = mine.filter((r) => r.blockTime !== null).map((r) => r.blockTime!.getTime());
         expect(
           raterStatsFromAggregates(

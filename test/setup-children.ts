@@ -32,5 +32,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  throw new Error(`child process(es) outlived the test file (killed now): ${left.map((c) => `${c.pid} ${c.args}`).join('; ')}`);
+  throw new Error(
+    `child process(es) outlived the test file (killed now): ${left.map((c) => `${c.pid} ${c.args}`).join('; ')}`,
+  );
 });

@@ -32,7 +32,12 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
   });
 
   it('Borsh reader: i128 sign, u64 range, bounds and bad tags', () => {
-    const b = new BorshWriter().i128(-15n).i128((1n << 126n) + 3n).u64(2n ** 64n - 1n).u8(2).done();
+    const b = new BorshWriter()
+      .i128(-15n)
+      .i128((1n << 126n) + 3n)
+      .u64(2n ** 64n - 1n)
+      .u8(2)
+      .done();
     const r = new BorshReader(b);
     expect(r.i128()).toBe(-15n);
     expect(r.i128()).toBe((1n << 126n) + 3n);
@@ -49,14 +54,30 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
     if (!reg.ok) return;
     expect(toIndexEvents(reg.event, pos)).toEqual([
       { ...pos, kind: 'registered', agentId: asset.b58, agentUri: 'ipfs://x', minter: o1.b58 },
-      { ...pos, logIndex: 1, kind: 'transfer', agentId: asset.b58, from: '11111111111111111111111111111111', to: o1.b58 },
+      {
+        ...pos,
+        logIndex: 1,
+        kind: 'transfer',
+        agentId: asset.b58,
+        from: '11111111111111111111111111111111',
+        to: o1.b58,
+      },
     ]);
     const sync = decodeEvent(agentOwnerSynced(asset, o1, o2));
     expect(sync.ok && toIndexEvents(sync.event, pos)).toEqual([
       { ...pos, kind: 'transfer', agentId: asset.b58, from: o1.b58, to: o2.b58 },
     ]);
     const fb = decodeEvent(
-      newFeedback({ asset, client: c1, index: 3n, slot: 7n, value: -12345n, decimals: 3, tag1: 'a\u0000b', fileHash: new Uint8Array(32).fill(0xab) }),
+      newFeedback({
+        asset,
+        client: c1,
+        index: 3n,
+        slot: 7n,
+        value: -12345n,
+        decimals: 3,
+        tag1: 'a\u0000b',
+        fileHash: new Uint8Array(32).fill(0xab),
+      }),
     );
     expect(fb.ok && toIndexEvents(fb.event, pos)[0]).toMatchObject({
       kind: 'feedback',
@@ -73,7 +94,12 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
       { ...pos, kind: 'revocation', agentId: asset.b58, rater: c1.b58, feedbackIndex: '3' },
     ]);
     const md = decodeEvent(metadataSet(asset, 'type', Buffer.from('assistant')));
-    expect(md.ok && toIndexEvents(md.event, pos)[0]).toMatchObject({ kind: 'metadata', key: 'type', valueHex: '0x617373697374616e74', valueText: 'assistant' });
+    expect(md.ok && toIndexEvents(md.event, pos)[0]).toMatchObject({
+      kind: 'metadata',
+      key: 'type',
+      valueHex: '0x617373697374616e74',
+      valueText: 'assistant',
+    });
   });
 
   it('refuses truncated, padded and unknown payloads without throwing', () => {
@@ -86,7 +112,14 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
 
   it('reads only the data lines of the program itself, not CPI callees or callers', () => {
     const ours = agentRegistered(key(1), key(2), key(3), 'u');
-    const theirs = newFeedback({ asset: key(1), client: key(2), index: 0n, slot: 1n, value: 1n, decimals: 0 });
+    const theirs = newFeedback({
+      asset: key(1),
+      client: key(2),
+      index: 0n,
+      slot: 1n,
+      value: 1n,
+      decimals: 0,
+    });
     const logs = [
       ...programLogs([ours], { cpiData: theirs }),
       // another program at top level, then ours called by it (CPI): only ours counts

@@ -83,11 +83,23 @@ export function disc(name: string): Buffer {
 type Key = { b58: string; bytes: Uint8Array };
 
 export function agentRegistered(asset: Key, collection: Key, owner: Key, uri: string): Buffer {
-  return new BorshWriter().raw(disc('AgentRegistered')).pubkey(asset).pubkey(collection).pubkey(owner).bool(false).string(uri).done();
+  return new BorshWriter()
+    .raw(disc('AgentRegistered'))
+    .pubkey(asset)
+    .pubkey(collection)
+    .pubkey(owner)
+    .bool(false)
+    .string(uri)
+    .done();
 }
 
 export function agentOwnerSynced(asset: Key, oldOwner: Key, newOwner: Key): Buffer {
-  return new BorshWriter().raw(disc('AgentOwnerSynced')).pubkey(asset).pubkey(oldOwner).pubkey(newOwner).done();
+  return new BorshWriter()
+    .raw(disc('AgentOwnerSynced'))
+    .pubkey(asset)
+    .pubkey(oldOwner)
+    .pubkey(newOwner)
+    .done();
 }
 
 export function uriUpdated(asset: Key, updatedBy: Key, uri: string): Buffer {
@@ -163,8 +175,14 @@ export function feedbackRevoked(asset: Key, client: Key, index: bigint, slot: bi
 }
 
 /** Program logs of one top-level instruction of our program emitting `events` (base64 lines). */
-export function programLogs(events: Buffer[], opts: { cpiData?: Buffer; instruction?: string } = {}): string[] {
-  const lines = [`Program ${PROGRAM_ID} invoke [1]`, `Program log: Instruction: ${opts.instruction ?? 'Register'}`];
+export function programLogs(
+  events: Buffer[],
+  opts: { cpiData?: Buffer; instruction?: string } = {},
+): string[] {
+  const lines = [
+    `Program ${PROGRAM_ID} invoke [1]`,
+    `Program log: Instruction: ${opts.instruction ?? 'Register'}`,
+  ];
   if (opts.cpiData) {
     lines.push(
       `Program ${CORE_PROGRAM} invoke [2]`,

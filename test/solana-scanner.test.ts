@@ -48,14 +48,30 @@ function ledger(): LedgerTx[] {
       signature: sig(2),
       slot: 100,
       blockTime: T0,
-      logs: programLogs([agentRegistered(A2, COLLECTION, O1, 'ipfs://a2'), metadataSet(A2, 'type', Buffer.from('assistant'))]),
+      logs: programLogs([
+        agentRegistered(A2, COLLECTION, O1, 'ipfs://a2'),
+        metadataSet(A2, 'type', Buffer.from('assistant')),
+      ]),
     },
     {
       signature: sig(3),
       slot: 105,
       blockTime: T0 + 2,
       logs: programLogs(
-        [newFeedback({ asset: A1, client: C1, index: 0n, slot: 105n, value: 95n, decimals: 0, tag1: HOSTILE_TAG1, tag2: 'speed', endpoint: 'https://a1.example/mcp', uri: 'ipfs://fb0' })],
+        [
+          newFeedback({
+            asset: A1,
+            client: C1,
+            index: 0n,
+            slot: 105n,
+            value: 95n,
+            decimals: 0,
+            tag1: HOSTILE_TAG1,
+            tag2: 'speed',
+            endpoint: 'https://a1.example/mcp',
+            uri: 'ipfs://fb0',
+          }),
+        ],
         { instruction: 'GiveFeedback' },
       ),
     },
@@ -64,7 +80,10 @@ function ledger(): LedgerTx[] {
       slot: 110,
       blockTime: T0 + 4,
       failed: true,
-      logs: programLogs([newFeedback({ asset: A1, client: C2, index: 1n, slot: 110n, value: 1n, decimals: 0 })], { instruction: 'GiveFeedback' }),
+      logs: programLogs(
+        [newFeedback({ asset: A1, client: C2, index: 1n, slot: 110n, value: 1n, decimals: 0 })],
+        { instruction: 'GiveFeedback' },
+      ),
     },
     {
       signature: sig(5),
@@ -73,25 +92,52 @@ function ledger(): LedgerTx[] {
       // an undecodable event (truncated) first, then a valid one: only the valid one is kept
       logs: programLogs(
         [
-          newFeedback({ asset: A1, client: C2, index: 7n, slot: 120n, value: 5n, decimals: 0 }).subarray(0, 70),
-          newFeedback({ asset: A1, client: C2, index: 1n, slot: 120n, value: -15n, decimals: 1, fileHash: new Uint8Array(32).fill(0xcd) }),
+          newFeedback({ asset: A1, client: C2, index: 7n, slot: 120n, value: 5n, decimals: 0 }).subarray(
+            0,
+            70,
+          ),
+          newFeedback({
+            asset: A1,
+            client: C2,
+            index: 1n,
+            slot: 120n,
+            value: -15n,
+            decimals: 1,
+            fileHash: new Uint8Array(32).fill(0xcd),
+          }),
         ],
         { instruction: 'GiveFeedback' },
       ),
     },
-    { signature: sig(6), slot: 130, blockTime: T0 + 12, logs: programLogs([agentOwnerSynced(A1, O1, O2)], { instruction: 'SyncOwner' }) },
-    { signature: sig(7), slot: 140, blockTime: T0 + 16, logs: programLogs([feedbackRevoked(A1, C1, 0n, 140n)], { instruction: 'RevokeFeedback' }) },
+    {
+      signature: sig(6),
+      slot: 130,
+      blockTime: T0 + 12,
+      logs: programLogs([agentOwnerSynced(A1, O1, O2)], { instruction: 'SyncOwner' }),
+    },
+    {
+      signature: sig(7),
+      slot: 140,
+      blockTime: T0 + 16,
+      logs: programLogs([feedbackRevoked(A1, C1, 0n, 140n)], { instruction: 'RevokeFeedback' }),
+    },
     {
       signature: sig(8),
       slot: 150,
       blockTime: null,
-      logs: programLogs([newFeedback({ asset: A2, client: C1, index: 0n, slot: 150n, value: 80n, decimals: 0 })], { instruction: 'GiveFeedback' }),
+      logs: programLogs(
+        [newFeedback({ asset: A2, client: C1, index: 0n, slot: 150n, value: 80n, decimals: 0 })],
+        { instruction: 'GiveFeedback' },
+      ),
     },
     {
       signature: sig(9),
       slot: 1000,
       blockTime: T0 + 400,
-      logs: programLogs([newFeedback({ asset: A1, client: C1, index: 1n, slot: 1000n, value: 70n, decimals: 0 })], { instruction: 'GiveFeedback' }),
+      logs: programLogs(
+        [newFeedback({ asset: A1, client: C1, index: 1n, slot: 1000n, value: 70n, decimals: 0 })],
+        { instruction: 'GiveFeedback' },
+      ),
     },
   ];
 }
@@ -102,7 +148,13 @@ function solanaConfig(): Config {
     ...base,
     chains: base.chains.map((c) =>
       c.network === 'solana'
-        ? { ...c, rpcUrl: 'http://127.0.0.1:9/never-used', startBlock: null, confirmations: 32, enabled: true }
+        ? {
+            ...c,
+            rpcUrl: 'http://127.0.0.1:9/never-used',
+            startBlock: null,
+            confirmations: 32,
+            enabled: true,
+          }
         : { ...c, enabled: false },
     ),
   };
@@ -138,11 +190,19 @@ describe('solana scanner through the pass (replay transport)', () => {
     const s = r.chains.find((c) => c.network === 'solana')!;
     // first pass: no start-block discovery, the walk goes down to the program's oldest signature
     expect(s).toMatchObject({ status: 'ok', from: 0, to: 978, head: 1010 });
-    expect(s.inserted).toMatchObject({ ratings: 3, revocations: 1, transfers: 3, metadata: 1, revokedApplied: 1 });
+    expect(s.inserted).toMatchObject({
+      ratings: 3,
+      revocations: 1,
+      transfers: 3,
+      metadata: 1,
+      revokedApplied: 1,
+    });
     expect(s.batches).toBeGreaterThan(2);
 
     // failed transaction: never fetched (its signature carries err)
-    const fetched = replay.calls.filter((c) => c.method === 'getTransaction').map((c) => (c.params as string[])[0]);
+    const fetched = replay.calls
+      .filter((c) => c.method === 'getTransaction')
+      .map((c) => (c.params as string[])[0]);
     expect(fetched).not.toContain(sig(4));
     expect(fetched).not.toContain(sig(9));
     // paged backwards with before = the last signature of the previous page
@@ -150,11 +210,16 @@ describe('solana scanner through the pass (replay transport)', () => {
     // the history is listed once (9 signatures, 3 a page: 3 full pages and the empty end)
     expect(pages).toHaveLength(4);
     // (kit leaves `commitment: 'finalized'` out of the request: it is the server default)
-    expect((pages[1]!.params as [string, { before?: string; limit?: number }])[1]).toMatchObject({ before: sig(7), limit: 3 });
+    expect((pages[1]!.params as [string, { before?: string; limit?: number }])[1]).toMatchObject({
+      before: sig(7),
+      limit: 3,
+    });
 
-    const [chain] = await t.db.query<{ last_scanned_block: string | number; start_block: string | number; last_error: string | null }>(
-      `SELECT last_scanned_block, start_block, last_error FROM chains WHERE network = 'solana'`,
-    );
+    const [chain] = await t.db.query<{
+      last_scanned_block: string | number;
+      start_block: string | number;
+      last_error: string | null;
+    }>(`SELECT last_scanned_block, start_block, last_error FROM chains WHERE network = 'solana'`);
     expect(Number(chain!.last_scanned_block)).toBe(978);
     expect(Number(chain!.start_block)).toBe(100); // the program's oldest signature
 
@@ -163,8 +228,19 @@ describe('solana scanner through the pass (replay transport)', () => {
          FROM agents WHERE network = 'solana' ORDER BY registered_block, agent_id`,
     );
     const byId = new Map(agents.map((a) => [a.agent_id, a]));
-    expect(byId.get(A1.b58)).toMatchObject({ owner: O2.b58, minter: O1.b58, agent_uri: 'https://a1.example/agent.json', rb: 100, ob: 130 });
-    expect(byId.get(A2.b58)).toMatchObject({ owner: O1.b58, minter: O1.b58, agent_uri: 'ipfs://a2', declared_type: 'assistant' });
+    expect(byId.get(A1.b58)).toMatchObject({
+      owner: O2.b58,
+      minter: O1.b58,
+      agent_uri: 'https://a1.example/agent.json',
+      rb: 100,
+      ob: 130,
+    });
+    expect(byId.get(A2.b58)).toMatchObject({
+      owner: O1.b58,
+      minter: O1.b58,
+      agent_uri: 'ipfs://a2',
+      declared_type: 'assistant',
+    });
 
     const ratings = await t.db.query<Record<string, unknown>>(
       `SELECT tx_hash, log_index, agent_id, rater, feedback_index::text AS fi, value_raw::text AS raw, value_decimals,
@@ -173,21 +249,62 @@ describe('solana scanner through the pass (replay transport)', () => {
          FROM ratings WHERE network = 'solana' ORDER BY block_number, log_index`,
     );
     expect(ratings).toHaveLength(3);
-    expect(ratings[0]).toMatchObject({ tx_hash: sig(3), log_index: 0, agent_id: A1.b58, rater: C1.b58, fi: '0', raw: '95', value: '95', tag2: 'speed', endpoint: 'https://a1.example/mcp', feedback_uri: 'ipfs://fb0', feedback_hash: null, slot: 105, revoked: true });
+    expect(ratings[0]).toMatchObject({
+      tx_hash: sig(3),
+      log_index: 0,
+      agent_id: A1.b58,
+      rater: C1.b58,
+      fi: '0',
+      raw: '95',
+      value: '95',
+      tag2: 'speed',
+      endpoint: 'https://a1.example/mcp',
+      feedback_uri: 'ipfs://fb0',
+      feedback_hash: null,
+      slot: 105,
+      revoked: true,
+    });
     expect(ratings[0]!.tag1).toBe(HOSTILE_TAG1.split('\u0000').join('\uFFFD'));
     expect((ratings[0]!.tag1 as string).length).toBe(500);
     expect(new Date(ratings[0]!.block_time as string).getTime()).toBe((T0 + 2) * 1000);
     // the undecodable event at data index 0 is skipped; the valid one keeps its own index (1 → 2)
-    expect(ratings[1]).toMatchObject({ tx_hash: sig(5), log_index: 2, rater: C2.b58, fi: '1', raw: '-15', value_decimals: 1, feedback_hash: `0x${'cd'.repeat(32)}`, revoked: false });
+    expect(ratings[1]).toMatchObject({
+      tx_hash: sig(5),
+      log_index: 2,
+      rater: C2.b58,
+      fi: '1',
+      raw: '-15',
+      value_decimals: 1,
+      feedback_hash: `0x${'cd'.repeat(32)}`,
+      revoked: false,
+    });
     expect(Number(ratings[1]!.value)).toBe(-1.5);
-    expect(ratings[2]).toMatchObject({ tx_hash: sig(8), agent_id: A2.b58, slot: 150, block_time: null, revoked: false });
+    expect(ratings[2]).toMatchObject({
+      tx_hash: sig(8),
+      agent_id: A2.b58,
+      slot: 150,
+      block_time: null,
+      revoked: false,
+    });
 
     const transfers = await t.db.query<Record<string, unknown>>(
       `SELECT tx_hash, log_index, agent_id, from_address, to_address FROM ownership_transfers WHERE network = 'solana' ORDER BY block_number, tx_hash, log_index`,
     );
     expect(transfers).toHaveLength(3);
-    expect(transfers).toContainEqual({ tx_hash: sig(6), log_index: 0, agent_id: A1.b58, from_address: O1.b58, to_address: O2.b58 });
-    expect(transfers).toContainEqual({ tx_hash: sig(1), log_index: 1, agent_id: A1.b58, from_address: '11111111111111111111111111111111', to_address: O1.b58 });
+    expect(transfers).toContainEqual({
+      tx_hash: sig(6),
+      log_index: 0,
+      agent_id: A1.b58,
+      from_address: O1.b58,
+      to_address: O2.b58,
+    });
+    expect(transfers).toContainEqual({
+      tx_hash: sig(1),
+      log_index: 1,
+      agent_id: A1.b58,
+      from_address: '11111111111111111111111111111111',
+      to_address: O1.b58,
+    });
 
     // the CPI payload (index 99) was never read as ours; the bad event was warned about, escaped
     expect(ratings.some((x) => x.fi === '99')).toBe(false);
@@ -219,9 +336,13 @@ describe('solana scanner through the pass (replay transport)', () => {
     expect(s.inserted.ratings).toBe(1);
     // Retries are debug lines (the chain's final failure, if any, is the one warning).
     expect(log.debugs.some((w) => /rate limited \(429\)/.test(w))).toBe(true);
-    const [c] = await t.db.query<{ n: number | string }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`);
+    const [c] = await t.db.query<{ n: number | string }>(
+      `SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`,
+    );
     expect(Number(c!.n)).toBe(1068);
-    const fetched = replay.calls.filter((x) => x.method === 'getTransaction').map((x) => (x.params as string[])[0]);
+    const fetched = replay.calls
+      .filter((x) => x.method === 'getTransaction')
+      .map((x) => (x.params as string[])[0]);
     expect(fetched.filter((f) => f === sig(9))).toHaveLength(1);
     expect(fetched.filter((f) => f === sig(3))).toHaveLength(1); // never fetched again
   });
@@ -236,15 +357,26 @@ describe('solana scanner through the pass (replay transport)', () => {
     expect(sol).toMatchObject({ network: 'solana', agent_ids: [A1.b58], agent_count: 1 });
     // A1's ratings: 95 (revoked), −1.5 (out of the scale), 70: one eligible review, scored 70
     expect(sol).toMatchObject({ total_reviews: 1, distinct_raters: 1, final_score: 70 });
-    const old = (await (await app.request(`/wallets/${O1.b58}/chains`)).json()) as { chains: Record<string, unknown>[] };
-    expect(old.chains.find((c) => c.network === 'solana')).toMatchObject({ agent_ids: [A2.b58], total_reviews: 1, final_score: 80 });
+    const old = (await (await app.request(`/wallets/${O1.b58}/chains`)).json()) as {
+      chains: Record<string, unknown>[];
+    };
+    expect(old.chains.find((c) => c.network === 'solana')).toMatchObject({
+      agent_ids: [A2.b58],
+      total_reviews: 1,
+      final_score: 80,
+    });
   });
 
   it('verify() refuses an endpoint of another cluster', async () => {
     const chain = config.chains.find((c) => c.network === 'solana')!;
-    const s = createSolanaScanner(chain, { expectedGenesisHash: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' }, quietLogger(), {
-      transport: replay.transport,
-    });
+    const s = createSolanaScanner(
+      chain,
+      { expectedGenesisHash: 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG' },
+      quietLogger(),
+      {
+        transport: replay.transport,
+      },
+    );
     await expect(s.verify()).rejects.toThrow(/wrong cluster/);
     expect(await s.head()).toBe(1100);
   });
@@ -263,7 +395,14 @@ describe('solana scanner: a crash mid-pass', () => {
   it('checkpoints only whole slots: the next pass ends with exactly the rows of an uninterrupted run', async () => {
     const config = solanaConfig();
     const solana = { pageLimit: 2, baseDelayMs: 1, maxDelayMs: 2 };
-    const clean = await runIndexPass({ db: a.db, config, log: quietLogger(), progress: 'off', afterPass: null, solana: { ...solana, transport: createReplay(ledger(), 1010).transport } });
+    const clean = await runIndexPass({
+      db: a.db,
+      config,
+      log: quietLogger(),
+      progress: 'off',
+      afterPass: null,
+      solana: { ...solana, transport: createReplay(ledger(), 1010).transport },
+    });
     expect(clean.status === 'ok' && clean.failed).toEqual([]);
 
     const replay = createReplay(ledger(), 1010);
@@ -290,7 +429,9 @@ describe('solana scanner: a crash mid-pass', () => {
       { from: 120, to: 978 },
       { from: 105, to: 978 },
     ]);
-    const [cp] = await b.db.query<{ n: string | number | null }>(`SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`);
+    const [cp] = await b.db.query<{ n: string | number | null }>(
+      `SELECT last_scanned_block AS n FROM chains WHERE network = 'solana'`,
+    );
     expect(cp!.n).toBeNull(); // the walk has not reached its end: the checkpoint has not moved
     const [cur] = await b.db.query<{ before_signature: string; low_slot: string | number }>(
       `SELECT before_signature, low_slot FROM solana_scan_cursor WHERE network = 'solana'`,
@@ -299,7 +440,14 @@ describe('solana scanner: a crash mid-pass', () => {
     expect(Number(cur!.low_slot)).toBe(105);
 
     const callsBefore = replay.calls.length;
-    const resumed = await runIndexPass({ db: b.db, config, log: quietLogger(), progress: 'off', afterPass: null, solana: { ...solana, transport: replay.transport } });
+    const resumed = await runIndexPass({
+      db: b.db,
+      config,
+      log: quietLogger(),
+      progress: 'off',
+      afterPass: null,
+      solana: { ...solana, transport: replay.transport },
+    });
     expect(resumed.status === 'ok' && resumed.chains[0]).toMatchObject({ status: 'ok', from: 0, to: 978 });
     // the walk resumed below the cursor: the pages above it were not listed again
     const lists = replay.calls.slice(callsBefore).filter((c) => c.method === 'getSignaturesForAddress');

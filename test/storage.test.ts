@@ -41,7 +41,9 @@ async function exercise(db: Database) {
     `SELECT count(*) AS n, count(DISTINCT rater) AS raters, sum(value) AS total, avg(value::float8) AS mean_small
        FROM ratings WHERE value <= 100`,
   );
-  const owners = await db.query(`SELECT a.owner, count(r.*) AS ratings FROM agents a JOIN ratings r USING (network, agent_id) GROUP BY a.owner`);
+  const owners = await db.query(
+    `SELECT a.owner, count(r.*) AS ratings FROM agents a JOIN ratings r USING (network, agent_id) GROUP BY a.owner`,
+  );
   const lock = await db.tryWithLock('x', async () => (await db.tryWithLock('x', async () => 1)).acquired);
   return { rows, agg, owners, lock };
 }
@@ -55,7 +57,15 @@ describe('storage', () => {
       `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1`,
     );
     expect(tables.map((t) => t.table_name)).toEqual(
-      expect.arrayContaining(['agents', 'chains', 'ownership_transfers', 'payment_receipts', 'ratings', 'revocations', 'snapshot_receipts']),
+      expect.arrayContaining([
+        'agents',
+        'chains',
+        'ownership_transfers',
+        'payment_receipts',
+        'ratings',
+        'revocations',
+        'snapshot_receipts',
+      ]),
     );
     await db.close();
   });
@@ -64,7 +74,13 @@ describe('storage', () => {
     const t = await openTestDatabase();
     const r = await exercise(t.db);
     expect(r.rows).toHaveLength(3);
-    expect(r.rows[0]).toMatchObject({ log_index: 0, value: '87', block_number: 12, revoked: false, feedback_index: '1' });
+    expect(r.rows[0]).toMatchObject({
+      log_index: 0,
+      value: '87',
+      block_number: 12,
+      revoked: false,
+      feedback_index: '1',
+    });
     expect(r.rows[0]!.block_time).toBeInstanceOf(Date);
     expect(r.rows[2]!.value).toBe('170141183460469231731687303715884105727');
     expect(r.agg[0]).toMatchObject({ n: 2, raters: 1, total: '87' });
@@ -89,7 +105,9 @@ describe('storage', () => {
   it('refuses a second process on the same PGlite data directory', async () => {
     const dir = tempDir('repindex-lock-');
     const first = await openDatabase({ databaseUrl: null, dataDir: dir });
-    await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(/in use by another repindex process/);
+    await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(
+      /in use by another repindex process/,
+    );
     await first.close();
     const again = await openDatabase({ databaseUrl: null, dataDir: dir });
     await again.close();
@@ -103,7 +121,9 @@ describe('data directory lock', () => {
     const { spawnSync } = await import('node:child_process');
     const dir = tempDir('repindex-stale-');
     // A lock as a killed process leaves it: fresh lock directory, pid file of a dead process.
-    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+      encoding: 'utf8',
+    });
     mkdirSync(join(dir, '.repindex.lock'));
     writeFileSync(join(dir, '.repindex.pid'), dead.stdout);
     const db = await openDatabase({ databaseUrl: null, dataDir: dir });
@@ -111,6 +131,8 @@ describe('data directory lock', () => {
     // A live holder (this very test process, via a pid file naming our parent) is respected.
     mkdirSync(join(dir, '.repindex.lock'));
     writeFileSync(join(dir, '.repindex.pid'), String(process.ppid));
-    await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(/in use by another repindex process/);
+    await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(
+      /in use by another repindex process/,
+    );
   });
 });

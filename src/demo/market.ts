@@ -11,7 +11,18 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPublicClient, createWalletClient, defineChain, getAddress, http, keccak256, publicActions, toHex, type Abi, type Hex } from 'viem';
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  http,
+  keccak256,
+  publicActions,
+  toHex,
+  type Abi,
+  type Hex,
+} from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { x402Facilitator } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
@@ -99,7 +110,9 @@ export async function openMarket(opts: MarketOptions): Promise<Market> {
     pollingInterval: 50,
   }).extend(publicActions);
   const deployTx = await wallet.deployContract({ abi: tokenAbi, bytecode: tokenArtifact.bytecode as Hex });
-  const token = getAddress((await publicClient.waitForTransactionReceipt({ hash: deployTx })).contractAddress!);
+  const token = getAddress(
+    (await publicClient.waitForTransactionReceipt({ hash: deployTx })).contractAddress!,
+  );
   const buyer = privateKeyToAccount(opts.buyerKey).address;
   const mintTx = await wallet.writeContract({
     address: token,
@@ -126,9 +139,13 @@ export async function openMarket(opts: MarketOptions): Promise<Market> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       try {
-        if (req.method === 'GET' && req.url === '/supported') return send(res, 200, facilitator.getSupported());
+        if (req.method === 'GET' && req.url === '/supported')
+          return send(res, 200, facilitator.getSupported());
         if (req.method === 'POST' && (req.url === '/verify' || req.url === '/settle')) {
-          const body = (await readJson(req)) as { paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements };
+          const body = (await readJson(req)) as {
+            paymentPayload: PaymentPayload;
+            paymentRequirements: PaymentRequirements;
+          };
           if (req.url === '/verify') {
             return send(res, 200, await facilitator.verify(body.paymentPayload, body.paymentRequirements));
           }
@@ -172,7 +189,12 @@ export async function openMarket(opts: MarketOptions): Promise<Market> {
     facilitatorUrl: `http://127.0.0.1:${port}`,
     settlements: () => settled,
     balanceOf: async (address) =>
-      (await publicClient.readContract({ address: token, abi: tokenAbi, functionName: 'balanceOf', args: [address] })) as bigint,
+      (await publicClient.readContract({
+        address: token,
+        abi: tokenAbi,
+        functionName: 'balanceOf',
+        args: [address],
+      })) as bigint,
     authorizationUsed: async (authorizer, nonce) =>
       (await publicClient.readContract({
         address: token,

@@ -57,9 +57,17 @@ export function startIndexScheduler(opts: IndexSchedulerOptions): IndexScheduler
     }
     current = (async () => {
       try {
-        return await runIndexPass({ log: opts.log, ...opts.pass, db: opts.db, config: opts.config, signal: abort.signal });
+        return await runIndexPass({
+          log: opts.log,
+          ...opts.pass,
+          db: opts.db,
+          config: opts.config,
+          signal: abort.signal,
+        });
       } catch (e) {
-        log.warn(`[index] pass failed: ${(e as Error)?.message ?? String(e)}`, { err: (e as Error)?.stack ?? String(e) });
+        log.warn(`[index] pass failed: ${(e as Error)?.message ?? String(e)}`, {
+          err: (e as Error)?.stack ?? String(e),
+        });
         return null;
       } finally {
         current = null;

@@ -271,7 +271,8 @@ export type DecodeResult =
 export function decodeEvent(data: Uint8Array): DecodeResult {
   if (data.length < 8) return { ok: false, ignored: false, reason: `payload of ${data.length} bytes` };
   const name = BY_DISCRIMINATOR.get(hexOf(data.subarray(0, 8)));
-  if (!name) return { ok: false, ignored: false, reason: `unknown discriminator ${hexOf(data.subarray(0, 8))}` };
+  if (!name)
+    return { ok: false, ignored: false, reason: `unknown discriminator ${hexOf(data.subarray(0, 8))}` };
   const decoder = DECODERS[name];
   if (!decoder) return { ok: false, ignored: true, name };
   try {
@@ -304,7 +305,10 @@ const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
  * line), in log order. Data lines of other programs (CPI callees, or callers of ours) are skipped.
  * `truncated` is true when the node cut the logs (`Log truncated`): later events are missing.
  */
-export function extractProgramData(logs: readonly string[], programId: string): { items: ProgramData[]; truncated: boolean } {
+export function extractProgramData(
+  logs: readonly string[],
+  programId: string,
+): { items: ProgramData[]; truncated: boolean } {
   const stack: string[] = [];
   const items: ProgramData[] = [];
   let truncated = false;
@@ -382,7 +386,14 @@ export function toIndexEvents(e: SolanaEvent, pos: EventPosition): IndexEvent[] 
     case 'AgentRegistered':
       return [
         { ...pos, kind: 'registered', agentId: e.asset, agentUri: e.agentUri, minter: e.owner },
-        { ...pos, logIndex: pos.logIndex + 1, kind: 'transfer', agentId: e.asset, from: SYSTEM_ADDRESS, to: e.owner },
+        {
+          ...pos,
+          logIndex: pos.logIndex + 1,
+          kind: 'transfer',
+          agentId: e.asset,
+          from: SYSTEM_ADDRESS,
+          to: e.owner,
+        },
       ];
     case 'AgentOwnerSynced':
       return [{ ...pos, kind: 'transfer', agentId: e.asset, from: e.oldOwner, to: e.newOwner }];
@@ -419,7 +430,13 @@ export function toIndexEvents(e: SolanaEvent, pos: EventPosition): IndexEvent[] 
       ];
     case 'FeedbackRevoked':
       return [
-        { ...pos, kind: 'revocation', agentId: e.asset, rater: e.clientAddress, feedbackIndex: e.feedbackIndex.toString() },
+        {
+          ...pos,
+          kind: 'revocation',
+          agentId: e.asset,
+          rater: e.clientAddress,
+          feedbackIndex: e.feedbackIndex.toString(),
+        },
       ];
   }
 }

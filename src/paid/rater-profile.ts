@@ -13,11 +13,7 @@ import { POLICY_VERSION, raterStatsFromAggregates } from '../scoring/index.js';
 import { rejectUnknownQuery, walletParam } from './common.js';
 
 /** Declared rating directions (the emitters' `tag1` prefixes). Versioned with `ROLE_POLICY`. */
-const RATER_ROLE_ALLOWLIST = Object.freeze([
-  'agent_rating',
-  'executor_rating',
-  'worker_rating',
-] as const);
+const RATER_ROLE_ALLOWLIST = Object.freeze(['agent_rating', 'executor_rating', 'worker_rating'] as const);
 const ROLE_POLICY = 'tag1-direction-allowlist@1';
 
 /** The allowlisted role a tag1 declares, or null. */

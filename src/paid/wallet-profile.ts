@@ -173,7 +173,9 @@ export const walletSnapshotHandler: PaidHandler<WalletProfileInput> = {
 export const walletProfileRouteHandler: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
   tier: 'wallet-lookup',
   async validate(ctx, req) {
-    const handler = (req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler) as PaidHandler<unknown>;
+    const handler = (
+      req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler
+    ) as PaidHandler<unknown>;
     const v = await handler.validate(ctx, req);
     return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
   },

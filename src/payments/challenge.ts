@@ -165,7 +165,10 @@ const FRESH_NEXT_ACTION =
 const REJECTED_NEXT_ACTION =
   'This X-PAYMENT was not accepted and retrying it will fail the same way: ask again without X-PAYMENT and sign the fresh accepts[] of that 402.';
 
-export function buildChallenge(opts: ChallengeOptions): { body: ChallengeBody; headers: Record<string, string> } {
+export function buildChallenge(opts: ChallengeOptions): {
+  body: ChallengeBody;
+  headers: Record<string, string>;
+} {
   const { tier, resource, config } = opts;
   const accepts = paymentRequirements(tier, config);
   const networks = offeredNetworks(config);

@@ -72,7 +72,11 @@ function payloadResource(resource: unknown): string | undefined | null {
 }
 
 /** `accepted`, the signed authorization and the payload's resource against this request. */
-export function requirementMismatch(p: ExactPayload, r: PaymentRequirements, resource: string): Rejection | null {
+export function requirementMismatch(
+  p: ExactPayload,
+  r: PaymentRequirements,
+  resource: string,
+): Rejection | null {
   const a = p.accepted;
   const auth = p.payload.authorization;
   const no = (reason: string): Rejection => ({ error: 'payment_requirements_mismatch', reason });
@@ -87,11 +91,13 @@ export function requirementMismatch(p: ExactPayload, r: PaymentRequirements, res
   if (a.scheme !== r.scheme) return no(`scheme must be ${r.scheme}`);
   if (a.network !== r.network) return no(`network must be ${r.network}`);
   if (!eqAddr(a.asset, r.asset)) return no(`asset must be ${r.asset} on ${r.network}`);
-  if (!eqAddr(a.payTo, r.payTo) || !eqAddr(auth.to, r.payTo)) return no(`payTo must be the treasury ${r.payTo}`);
+  if (!eqAddr(a.payTo, r.payTo) || !eqAddr(auth.to, r.payTo))
+    return no(`payTo must be the treasury ${r.payTo}`);
   if (BigInt(a.amount) !== BigInt(r.amount) || BigInt(auth.value) !== BigInt(r.amount)) {
     return no(`amount must be exactly ${r.amount} base units`);
   }
-  if (a.maxTimeoutSeconds !== r.maxTimeoutSeconds) return no(`maxTimeoutSeconds must be ${r.maxTimeoutSeconds}`);
+  if (a.maxTimeoutSeconds !== r.maxTimeoutSeconds)
+    return no(`maxTimeoutSeconds must be ${r.maxTimeoutSeconds}`);
   const want = r.extra ?? {};
   const got = a.extra ?? {};
   const keys = new Set([...Object.keys(want), ...Object.keys(got)]);
@@ -111,7 +117,10 @@ export function timeWindowRejection(auth: ExactAuthorization, now: Date): Reject
     };
   }
   if (BigInt(auth.validAfter) > nowSec) {
-    return { error: 'payment_not_yet_valid', reason: `the authorization is not valid yet (validAfter ${auth.validAfter.slice(0, 30)} is in the future)` };
+    return {
+      error: 'payment_not_yet_valid',
+      reason: `the authorization is not valid yet (validAfter ${auth.validAfter.slice(0, 30)} is in the future)`,
+    };
   }
   return null;
 }
@@ -171,6 +180,7 @@ export async function signatureRejection(p: ExactPayload, r: PaymentRequirements
     ? null
     : {
         error: 'invalid_payment_signature',
-        reason: 'the EIP-712 TransferWithAuthorization signature does not come from authorization.from for this token, amount, payTo and window',
+        reason:
+          'the EIP-712 TransferWithAuthorization signature does not come from authorization.from for this token, amount, payTo and window',
       };
 }

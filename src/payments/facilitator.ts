@@ -21,7 +21,10 @@ export type { FacilitatorClient };
 /** Per-request deadline of the production client (verify and settle each). */
 const FACILITATOR_TIMEOUT_MS = 30_000;
 
-export function createHttpFacilitator(url: string, timeoutMs: number = FACILITATOR_TIMEOUT_MS): FacilitatorClient {
+export function createHttpFacilitator(
+  url: string,
+  timeoutMs: number = FACILITATOR_TIMEOUT_MS,
+): FacilitatorClient {
   return new HTTPFacilitatorClient({ url, timeoutMs });
 }
 
@@ -40,7 +43,14 @@ export class FacilitatorUnavailableError extends Error {
 }
 
 /** Error codes (node/undici) that mean the connection was never established. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ERR_INVALID_URL',
+]);
 
 function errorCodes(err: unknown): string[] {
   const codes: string[] = [];
@@ -80,7 +90,12 @@ export async function callVerify(
     return await facilitator.verify(...args);
   } catch (err) {
     if (err instanceof VerifyError && err.statusCode < 500) {
-      return { isValid: false, invalidReason: err.invalidReason ?? 'invalid_payment', invalidMessage: err.invalidMessage, payer: err.payer };
+      return {
+        isValid: false,
+        invalidReason: err.invalidReason ?? 'invalid_payment',
+        invalidMessage: err.invalidMessage,
+        payer: err.payer,
+      };
     }
     throw new FacilitatorUnavailableError('verify', classifyFacilitatorError(err), describe(err));
   }

@@ -92,21 +92,38 @@ export async function refreshAggregates(
       `SELECT network, last_scanned_block FROM chains ORDER BY network`,
     );
     const through: Record<string, number | null> = {};
-    for (const c of chains) through[c.network] = c.last_scanned_block === null ? null : Number(c.last_scanned_block);
+    for (const c of chains)
+      through[c.network] = c.last_scanned_block === null ? null : Number(c.last_scanned_block);
     const incremental = o.incremental === true && !rebuild && prev?.through !== undefined;
 
     // The scope: which agents and wallets to recompute, which days, which ratings are new.
-    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_since (network TEXT PRIMARY KEY, block BIGINT NOT NULL)`);
-    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_agents (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS refresh_since (network TEXT PRIMARY KEY, block BIGINT NOT NULL)`,
+    );
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS refresh_agents (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`,
+    );
     await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_wallets (wallet TEXT PRIMARY KEY)`);
-    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_days (network TEXT, day DATE, PRIMARY KEY (network, day))`);
-    await tx.query(`CREATE TEMP TABLE IF NOT EXISTS refresh_reset (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`);
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS refresh_days (network TEXT, day DATE, PRIMARY KEY (network, day))`,
+    );
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS refresh_reset (network TEXT, agent_id TEXT, PRIMARY KEY (network, agent_id))`,
+    );
     for (const t of ['refresh_new', 'refresh_revoked']) {
       await tx.query(`
         CREATE TEMP TABLE IF NOT EXISTS ${t} (network TEXT, agent_id TEXT, rater TEXT, value NUMERIC, revoked BOOLEAN,
           tag1 TEXT, feedback_uri TEXT, block_time TIMESTAMPTZ, block_number BIGINT, revoked_block BIGINT)`);
     }
-    for (const t of ['refresh_since', 'refresh_agents', 'refresh_wallets', 'refresh_days', 'refresh_reset', 'refresh_new', 'refresh_revoked']) {
+    for (const t of [
+      'refresh_since',
+      'refresh_agents',
+      'refresh_wallets',
+      'refresh_days',
+      'refresh_reset',
+      'refresh_new',
+      'refresh_revoked',
+    ]) {
       await tx.query(`DELETE FROM ${t}`);
     }
     if (incremental) {
@@ -160,7 +177,9 @@ export async function refreshAggregates(
       await tx.query(`
         INSERT INTO refresh_agents (network, agent_id)
         SELECT network, agent_id FROM agents UNION SELECT DISTINCT network, agent_id FROM ratings`);
-      await tx.query(`INSERT INTO refresh_wallets (wallet) SELECT DISTINCT owner FROM agents WHERE owner IS NOT NULL`);
+      await tx.query(
+        `INSERT INTO refresh_wallets (wallet) SELECT DISTINCT owner FROM agents WHERE owner IS NOT NULL`,
+      );
       await tx.query(`
         INSERT INTO refresh_days (network, day)
         SELECT DISTINCT network, (block_time AT TIME ZONE 'UTC')::date FROM ratings WHERE block_time IS NOT NULL`);
@@ -183,7 +202,12 @@ export async function refreshAggregates(
       `SELECT (SELECT count(*) FROM refresh_agents)::int AS agents, (SELECT count(*) FROM refresh_wallets)::int AS wallets`,
     );
     const refreshedAt = now().toISOString();
-    const value: RefreshMetaValue = { refreshed_at: refreshedAt, prior: p?.prior ?? null, k: SHRINKAGE_K, through };
+    const value: RefreshMetaValue = {
+      refreshed_at: refreshedAt,
+      prior: p?.prior ?? null,
+      k: SHRINKAGE_K,
+      through,
+    };
     await tx.query(
       `INSERT INTO agg_meta (meta_key, value) VALUES ('refresh', $1::jsonb)
        ON CONFLICT (meta_key) DO UPDATE SET value = EXCLUDED.value`,
@@ -216,7 +240,9 @@ const NEW_COLS =
  */
 async function refreshAgents(tx: Queryable, fresh: string): Promise<void> {
   for (const t of ['agg_agent', 'agg_agent_tag', 'agg_agent_host', 'agg_agent_rater']) {
-    await tx.query(`DELETE FROM ${t} x USING refresh_reset d WHERE x.network = d.network AND x.agent_id = d.agent_id`);
+    await tx.query(
+      `DELETE FROM ${t} x USING refresh_reset d WHERE x.network = d.network AND x.agent_id = d.agent_id`,
+    );
   }
   // One row per affected rating: its contribution now, minus (for an older rating revoked since)
   // its contribution before (it was live then: the earliest revocation is the one recorded).
@@ -232,7 +258,8 @@ async function refreshAgents(tx: Queryable, fresh: string): Promise<void> {
            CASE WHEN ${SELF('r', 'a.owner')} THEN 1 ELSE 0 END, CASE WHEN r.revoked THEN 1 ELSE 0 END,
            CASE WHEN NOT r.revoked AND NOT ${IN_DOMAIN('r')} THEN 1 ELSE 0 END,
            CASE WHEN ${live} THEN 1 ELSE 0 END, CASE WHEN ${live} THEN r.value ELSE 0 END, r.block_time`;
-  const cols = 'network, agent_id, tag1, host, rater, ratings, eligible, esum, self, revoked, ood, live, lsum, last_at';
+  const cols =
+    'network, agent_id, tag1, host, rater, ratings, eligible, esum, self, revoked, ood, live, lsum, last_at';
   await tx.query(`
     INSERT INTO refresh_delta (${cols})
     SELECT ${nowRow}
@@ -476,7 +503,9 @@ async function refreshIssuers(tx: Queryable): Promise<void> {
 }
 
 /** The refresh stamp and the live global prior; nulls before the first refresh. */
-export async function readRefreshMeta(db: Queryable): Promise<{ refreshed_at: string | null; prior: number | null }> {
+export async function readRefreshMeta(
+  db: Queryable,
+): Promise<{ refreshed_at: string | null; prior: number | null }> {
   const [row] = await db.query<{ value: { refreshed_at: string; prior: number | null } }>(
     `SELECT value FROM agg_meta WHERE meta_key = 'refresh'`,
   );

@@ -86,7 +86,10 @@ export function overallState(
   const off = indexerPeriodSeconds === 0 ? ' (the indexer is off: INDEXER_PERIOD_SECONDS=0)' : '';
   if (synced.length === 0) {
     if (failing.length === 0) {
-      return { status: 'starting', reason: `0 of ${n} enabled chains have synced yet; the first pass is pending or running${off}` };
+      return {
+        status: 'starting',
+        reason: `0 of ${n} enabled chains have synced yet; the first pass is pending or running${off}`,
+      };
     }
     return {
       status: 'degraded',
@@ -97,7 +100,8 @@ export function overallState(
   const never = enabled.filter((r) => r.last_success_at === null && !failing.includes(r));
   if (failing.length) problems.push(`failing: ${names(failing)}`);
   if (never.length) problems.push(`not synced yet: ${names(never)}`);
-  if (stale.length) problems.push(`stale (no success for over ${Math.round(staleAfterMs / 3_600_000)} h): ${names(stale)}`);
+  if (stale.length)
+    problems.push(`stale (no success for over ${Math.round(staleAfterMs / 3_600_000)} h): ${names(stale)}`);
   if (problems.length === 0) return { status: 'ok', reason: `${n} of ${n} enabled chains synced` };
   return {
     status: 'degraded',

@@ -7,14 +7,16 @@
 import { SCORE_DOMAIN } from '../scoring/policies.js';
 
 /** Value inside the scoring domain (exact: `value` is NUMERIC). */
-export const IN_DOMAIN = (r: string) => `(${r}.value >= ${SCORE_DOMAIN.min} AND ${r}.value <= ${SCORE_DOMAIN.max})`;
+export const IN_DOMAIN = (r: string) =>
+  `(${r}.value >= ${SCORE_DOMAIN.min} AND ${r}.value <= ${SCORE_DOMAIN.max})`;
 
 /** Eligible: not revoked, in domain, rater is not the agent's current owner. */
 export const ELIGIBLE = (r: string, owner: string) =>
   `(NOT ${r}.revoked AND ${IN_DOMAIN(r)} AND ${r}.rater <> ${owner})`;
 
 /** Live in-domain self-rating (rater is the current owner). */
-export const SELF = (r: string, owner: string) => `(NOT ${r}.revoked AND ${IN_DOMAIN(r)} AND ${r}.rater = ${owner})`;
+export const SELF = (r: string, owner: string) =>
+  `(NOT ${r}.revoked AND ${IN_DOMAIN(r)} AND ${r}.rater = ${owner})`;
 
 /** Host of an http(s) feedbackURI, lower-cased; NULL when there is none. */
 export const URI_HOST = (col: string) =>

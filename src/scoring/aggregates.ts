@@ -82,7 +82,10 @@ function exact(s: string): ExactDecimal {
 }
 
 /** Facet totals from per-(agent, rater, tag1) rows, split against the subject wallet. */
-export function facetTotals(tags: readonly AgentRaterTagAggregate[], subjectWallet: string): FacetAggregate[] {
+export function facetTotals(
+  tags: readonly AgentRaterTagAggregate[],
+  subjectWallet: string,
+): FacetAggregate[] {
   const byTag = new Map<string, FacetAcc>();
   for (const r of tags) {
     let acc = byTag.get(r.tag1);
@@ -112,7 +115,10 @@ export function facetTotals(tags: readonly AgentRaterTagAggregate[], subjectWall
 }
 
 /** `facetList` from facet totals. */
-export function facetListFromAggregates(facets: readonly FacetAggregate[], indexMeans?: FacetIndexMeans): Facet[] {
+export function facetListFromAggregates(
+  facets: readonly FacetAggregate[],
+  indexMeans?: FacetIndexMeans,
+): Facet[] {
   const byTag = new Map<string, FacetAcc>();
   for (const f of facets) {
     const acc = newFacetAcc();

@@ -97,7 +97,8 @@ export function historyPoints(
   for (const r of ratings) {
     const value = parseDecimal(r.value);
     if (classifyParsed(r, value, subjectWallet) !== 'eligible' || value === null) continue;
-    if (isDated(r.blockTime)) dated.push({ t: r.blockTime.getTime(), network: r.network, sum: value, count: 1 });
+    if (isDated(r.blockTime))
+      dated.push({ t: r.blockTime.getTime(), network: r.network, sum: value, count: 1 });
     else undated += 1;
   }
   return seriesOf(dated, undated, subjectWallet, bucket);
@@ -140,7 +141,12 @@ interface DatedSum {
   count: number;
 }
 
-function seriesOf(dated: DatedSum[], undated: number, subjectWallet: string, bucket: HistoryBucket): WalletHistory {
+function seriesOf(
+  dated: DatedSum[],
+  undated: number,
+  subjectWallet: string,
+  bucket: HistoryBucket,
+): WalletHistory {
   dated.sort((a, b) => a.t - b.t);
   const points: HistoryPoint[] = [];
   const first = dated[0];

@@ -182,7 +182,13 @@ export function agentIdsOf(t: SubjectTotals, network: string): Set<string> {
 }
 
 /** Adds `count` eligible values summing to `sum`, from one rater on one chain. */
-export function addEligible(t: SubjectTotals, network: string, rater: string, sum: ExactDecimal, count: number): void {
+export function addEligible(
+  t: SubjectTotals,
+  network: string,
+  rater: string,
+  sum: ExactDecimal,
+  count: number,
+): void {
   if (count <= 0) return;
   const key = normalizeAddress(rater);
   let chain = t.chains.get(network);

@@ -11,7 +11,9 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 
 /** Every status the service documents, for any route, door or refused request. */
-export const DOCUMENTED_STATUSES = new Set([200, 202, 204, 304, 400, 402, 404, 405, 406, 408, 410, 413, 415, 422, 429, 431, 503]);
+export const DOCUMENTED_STATUSES = new Set([
+  200, 202, 204, 304, 400, 402, 404, 405, 406, 408, 410, 413, 415, 422, 429, 431, 503,
+]);
 
 export interface FuzzRequest {
   method: string;
@@ -28,14 +30,28 @@ const BASE58 = fc.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
 const HOSTILE = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
-  fc.constantFrom('', '..', '../..', '%', '%00', '%ff', '<script>alert(1)</script>', "' OR 1=1 --", 'ＡＢＣ', '\u202e', 'null', '-1', '1e309'),
+  fc.constantFrom(
+    '',
+    '..',
+    '../..',
+    '%',
+    '%00',
+    '%ff',
+    '<script>alert(1)</script>',
+    "' OR 1=1 --",
+    'ＡＢＣ',
+    '\u202e',
+    'null',
+    '-1',
+    '1e309',
+  ),
   fc.string({ maxLength: 3000 }),
   fc.bigInt({ min: -(2n ** 80n), max: 2n ** 260n }).map(String),
 );
 /** One path segment: plausible or hostile, always percent-encoded (fetch would refuse raw bytes). */
-const SEGMENT = fc.oneof(EVM, BASE58, HOSTILE, fc.constantFrom('base', 'ethereum', 'solana', 'nowhere', '1', '0')).map((s) =>
-  encodeURIComponent(s),
-);
+const SEGMENT = fc
+  .oneof(EVM, BASE58, HOSTILE, fc.constantFrom('base', 'ethereum', 'solana', 'nowhere', '1', '0'))
+  .map((s) => encodeURIComponent(s));
 
 const TEMPLATES: readonly ((s: string[]) => string)[] = [
   () => '/health',
@@ -74,11 +90,30 @@ const TEMPLATES: readonly ((s: string[]) => string)[] = [
   (s) => `/${s[0]}/${s[1]}`,
 ];
 
-const QUERY_KEYS = ['limit', 'offset', 'network', 'days', 'type', 'snapshot', 'q', 'wallet', 'name', 'granularity', 'max_ratings', 'x'];
+const QUERY_KEYS = [
+  'limit',
+  'offset',
+  'network',
+  'days',
+  'type',
+  'snapshot',
+  'q',
+  'wallet',
+  'name',
+  'granularity',
+  'max_ratings',
+  'x',
+];
 const QUERY = fc
-  .array(fc.tuple(fc.oneof(fc.constantFrom(...QUERY_KEYS), fc.string({ maxLength: 10 })), fc.oneof(HOSTILE, fc.integer().map(String))), {
-    maxLength: 3,
-  })
+  .array(
+    fc.tuple(
+      fc.oneof(fc.constantFrom(...QUERY_KEYS), fc.string({ maxLength: 10 })),
+      fc.oneof(HOSTILE, fc.integer().map(String)),
+    ),
+    {
+      maxLength: 3,
+    },
+  )
   .map((pairs) => (pairs.length ? `?${new URLSearchParams(pairs).toString()}` : ''));
 
 const TOOLS = [
@@ -100,7 +135,19 @@ const TOOLS = [
 ];
 const JSON_VALUE = fc.jsonValue({ maxDepth: 3 });
 const TOOL_ARGS = fc.dictionary(
-  fc.constantFrom('wallet', 'network', 'agent_id', 'q', 'limit', 'offset', 'type', 'payment', 'snapshot', 'max_ratings', 'extra'),
+  fc.constantFrom(
+    'wallet',
+    'network',
+    'agent_id',
+    'q',
+    'limit',
+    'offset',
+    'type',
+    'payment',
+    'snapshot',
+    'max_ratings',
+    'extra',
+  ),
   fc.oneof(EVM, BASE58, HOSTILE, fc.integer(), fc.boolean(), JSON_VALUE),
   { maxKeys: 4 },
 );
@@ -115,7 +162,9 @@ const MCP_MESSAGE = fc.oneof(
     jsonrpc: fc.constant('2.0'),
     id: fc.integer(),
     method: fc.constantFrom('initialize', 'tools/list', 'ping', 'resources/list', 'prompts/list', 'nope'),
-    params: fc.option(fc.dictionary(fc.string({ maxLength: 8 }), JSON_VALUE, { maxKeys: 3 }), { nil: undefined }),
+    params: fc.option(fc.dictionary(fc.string({ maxLength: 8 }), JSON_VALUE, { maxKeys: 3 }), {
+      nil: undefined,
+    }),
   }),
   fc.record({ jsonrpc: fc.constant('2.0'), method: fc.constant('notifications/initialized') }),
 );
@@ -127,7 +176,10 @@ const A2A_MESSAGE = fc.record({
     fc.record({
       message: fc.record({
         parts: fc.array(
-          fc.record({ kind: fc.constantFrom('text', 'data', 'file'), text: fc.oneof(EVM, BASE58, HOSTILE, fc.constant('status')) }),
+          fc.record({
+            kind: fc.constantFrom('text', 'data', 'file'),
+            text: fc.oneof(EVM, BASE58, HOSTILE, fc.constant('status')),
+          }),
           { maxLength: 3 },
         ),
       }),
@@ -146,9 +198,18 @@ const DOOR_BODY = (msg: fc.Arbitrary<unknown>) =>
 
 const HEADERS = fc.record(
   {
-    accept: fc.constantFrom('application/json', 'application/json, text/event-stream', '*/*', 'text/html', 'image/svg+xml'),
+    accept: fc.constantFrom(
+      'application/json',
+      'application/json, text/event-stream',
+      '*/*',
+      'text/html',
+      'image/svg+xml',
+    ),
     'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded'),
-    'x-payment': fc.oneof(HOSTILE.map((s) => encodeURIComponent(s)), fc.base64String({ maxLength: 200 })),
+    'x-payment': fc.oneof(
+      HOSTILE.map((s) => encodeURIComponent(s)),
+      fc.base64String({ maxLength: 200 }),
+    ),
     'if-none-match': fc.constantFrom('"x"', '*', 'W/"abc"'),
     origin: fc.constant('https://somewhere.example'),
   },
@@ -173,7 +234,8 @@ export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc
     const req: FuzzRequest = { method, path, headers: { ...headers } };
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
       req.body = route === '/mcp' ? mcpBody : a2aBody;
-      if (route === '/mcp' && headers.accept === undefined) req.headers.accept = 'application/json, text/event-stream';
+      if (route === '/mcp' && headers.accept === undefined)
+        req.headers.accept = 'application/json, text/event-stream';
     }
     return req;
   });
@@ -193,7 +255,9 @@ export const rawRequestLine: fc.Arbitrary<Buffer> = fc
     Buffer.concat([
       Buffer.from(`${method} `),
       target,
-      Buffer.from(` HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLen > 16_000 ? `X-Pad: ${'p'.repeat(headerLen)}\r\n` : ''}Connection: close\r\n\r\n`),
+      Buffer.from(
+        ` HTTP/1.1\r\nHost: 127.0.0.1\r\n${headerLen > 16_000 ? `X-Pad: ${'p'.repeat(headerLen)}\r\n` : ''}Connection: close\r\n\r\n`,
+      ),
     ]),
   );
 
@@ -205,7 +269,12 @@ export interface Answer {
 
 export async function sendFetch(base: string, r: FuzzRequest, clientAddress?: string): Promise<Answer> {
   const headers = { ...r.headers, ...(clientAddress ? { 'x-forwarded-for': clientAddress } : {}) };
-  const res = await fetch(`${base}${r.path}`, { method: r.method, headers, body: r.body, redirect: 'manual' });
+  const res = await fetch(`${base}${r.path}`, {
+    method: r.method,
+    headers,
+    body: r.body,
+    redirect: 'manual',
+  });
   const body = await res.text();
   const h: Record<string, string> = {};
   res.headers.forEach((v, k) => (h[k] = v));
@@ -235,7 +304,11 @@ export function sendRaw(base: string, raw: Buffer, timeoutMs = 15_000): Promise<
         const i = l.indexOf(':');
         if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
       }
-      resolve({ status: Number(statusLine.split(' ')[1] ?? 0), headers, body: cut < 0 ? '' : text.slice(cut + 4) });
+      resolve({
+        status: Number(statusLine.split(' ')[1] ?? 0),
+        headers,
+        body: cut < 0 ? '' : text.slice(cut + 4),
+      });
     });
     sock.write(raw);
   });
@@ -247,7 +320,8 @@ export function brokenPromise(a: Answer, method: string): string | null {
   if (a.status >= 500) {
     if (a.status !== 503) return `5xx ${a.status}`;
     try {
-      if ((JSON.parse(a.body) as { error?: string }).error !== 'facilitator_unavailable') return `503 other than facilitator_unavailable: ${a.body.slice(0, 200)}`;
+      if ((JSON.parse(a.body) as { error?: string }).error !== 'facilitator_unavailable')
+        return `503 other than facilitator_unavailable: ${a.body.slice(0, 200)}`;
     } catch {
       return `503 without a JSON body`;
     }

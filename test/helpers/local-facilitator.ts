@@ -27,7 +27,10 @@ export interface LocalPayments extends Omit<Market, 'close' | 'buyerKey' | 'buye
 
 export async function startLocalPayments(): Promise<LocalPayments> {
   // Block timestamps near the wall clock: the facilitator checks validBefore against Date.now().
-  const node = await startLocalNode({ chainId: LOCAL_CHAIN_ID, genesisTimestamp: Math.floor(Date.now() / 1000) - 60 });
+  const node = await startLocalNode({
+    chainId: LOCAL_CHAIN_ID,
+    genesisTimestamp: Math.floor(Date.now() / 1000) - 60,
+  });
   try {
     const market = await openMarket({
       rpcUrl: node.rpcUrl,
@@ -64,7 +67,9 @@ export async function signPayment(
   tamper?: (r: PaymentRequirements) => PaymentRequirements,
 ): Promise<{ header: string; payload: PaymentPayload }> {
   const body = challenge as PaymentRequired;
-  const accepts = body.accepts.filter((a) => a.network === LOCAL_NETWORK).map((a) => (tamper ? tamper({ ...a }) : a));
+  const accepts = body.accepts
+    .filter((a) => a.network === LOCAL_NETWORK)
+    .map((a) => (tamper ? tamper({ ...a }) : a));
   const client = new x402Client()
     .register(LOCAL_NETWORK, new ExactEvmClientScheme(toClientEvmSigner(privateKeyToAccount(privateKey))))
     // The local token is not a "default asset" of the library: allow it explicitly.

@@ -29,14 +29,19 @@ export class StubFacilitator implements FacilitatorClient {
     return (p.payload as { authorization: { nonce: string } }).authorization.nonce;
   }
   private fail(mode: Mode): never {
-    if (mode === 'refused') throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+    if (mode === 'refused')
+      throw new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
     throw new DOMException('The operation timed out', 'TimeoutError');
   }
   async verify(p: PaymentPayload, r: PaymentRequirements): Promise<VerifyResponse> {
     this.verifies += 1;
     if (this.verifyMode === 'refused' || this.verifyMode === 'timeout') this.fail(this.verifyMode);
-    if (this.verifyMode === 'invalid') return { isValid: false, invalidReason: 'invalid_exact_evm_payload_signature', payer: PAYER };
-    if (this.spent.has(this.nonce(p))) return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_nonce_used' };
+    if (this.verifyMode === 'invalid')
+      return { isValid: false, invalidReason: 'invalid_exact_evm_payload_signature', payer: PAYER };
+    if (this.spent.has(this.nonce(p)))
+      return { isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_nonce_used' };
     expect(r.payTo).toBe(TREASURY);
     return { isValid: true, payer: PAYER };
   }
@@ -47,8 +52,10 @@ export class StubFacilitator implements FacilitatorClient {
       this.spent.add(this.nonce(p)); // the worst case: it did settle, we never heard
       this.fail('timeout');
     }
-    if (this.settleMode === 'pending') return { success: false, errorReason: 'settlement_pending', transaction: tx, network: r.network };
-    if (this.settleMode === 'fail') return { success: false, errorReason: 'transaction_failed', transaction: '', network: r.network };
+    if (this.settleMode === 'pending')
+      return { success: false, errorReason: 'settlement_pending', transaction: tx, network: r.network };
+    if (this.settleMode === 'fail')
+      return { success: false, errorReason: 'transaction_failed', transaction: '', network: r.network };
     this.spent.add(this.nonce(p));
     this.settles.push(tx);
     return { success: true, transaction: tx, network: r.network, payer: PAYER };
@@ -103,13 +110,20 @@ export function paymentPayload(over: PaymentOverrides = {}): PaymentPayload {
     value: over.value ?? over.amount ?? '10000',
     validAfter: over.validAfter ?? '0',
     validBefore: over.validBefore ?? '99999999999',
-    nonce: over.nonce ?? `0x${(nonceCounter + Math.floor(Math.random() * 1e9) * 1e6).toString(16).padStart(64, '0')}`,
+    nonce:
+      over.nonce ??
+      `0x${(nonceCounter + Math.floor(Math.random() * 1e9) * 1e6).toString(16).padStart(64, '0')}`,
   };
   const chainId = over.signChainId ?? Number(/^eip155:(\d+)$/.exec(network)?.[1] ?? 8453);
   const signature =
     over.signature ??
     signTypedDataSync(over.signerKey ?? PAYER_KEY, {
-      domain: { name: String(extra.name), version: String(extra.version), chainId, verifyingContract: getAddress(asset) },
+      domain: {
+        name: String(extra.name),
+        version: String(extra.version),
+        chainId,
+        verifyingContract: getAddress(asset),
+      },
       types: {
         TransferWithAuthorization: [
           { name: 'from', type: 'address' },

@@ -57,7 +57,12 @@ export type ParsedRequest =
   /** A well-formed `message/send`. `params` is undefined when absent or null. */
   | { kind: 'message-send'; id: JsonRpcId; params: unknown };
 
-export function errorResponse(id: JsonRpcId, code: number, message: string, data?: Record<string, unknown>): JsonRpcErrorResponse {
+export function errorResponse(
+  id: JsonRpcId,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+): JsonRpcErrorResponse {
   return { jsonrpc: JSONRPC_VERSION, id, error: data ? { code, message, data } : { code, message } };
 }
 
@@ -92,7 +97,11 @@ export function parseRequest(body: string): ParsedRequest {
   } catch {
     return {
       kind: 'parse-error',
-      error: errorResponse(null, PARSE_ERROR, 'Parse error: the body is not valid JSON. Send one JSON-RPC 2.0 request object.'),
+      error: errorResponse(
+        null,
+        PARSE_ERROR,
+        'Parse error: the body is not valid JSON. Send one JSON-RPC 2.0 request object.',
+      ),
     };
   }
   if (Array.isArray(value)) {
@@ -106,7 +115,10 @@ export function parseRequest(body: string): ParsedRequest {
 
   if (value.jsonrpc !== JSONRPC_VERSION) return invalid(echo, 'jsonrpc must be the string "2.0"');
   if (!hasId) {
-    return invalid(null, 'id is required (a string, an integer or null): notifications are not served, this door only answers');
+    return invalid(
+      null,
+      'id is required (a string, an integer or null): notifications are not served, this door only answers',
+    );
   }
   if (!idOk) return invalid(null, 'id must be a string, an integer (|id| <= 2^53-1) or null');
   if (typeof value.method !== 'string') return invalid(echo, 'method must be a string');
@@ -127,5 +139,9 @@ export function parseRequest(body: string): ParsedRequest {
 
 /** The answer to a request whose handling threw: no detail of the failure leaves the process. */
 export function internalError(id: JsonRpcId): JsonRpcErrorResponse {
-  return errorResponse(id, INTERNAL_ERROR, 'Internal error: the index could not answer this message. Retry later.');
+  return errorResponse(
+    id,
+    INTERNAL_ERROR,
+    'Internal error: the index could not answer this message. Retry later.',
+  );
 }

@@ -138,6 +138,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (this.closed || t - this.lastLog < this.logEveryMs) return;
     this.lastLog = t;
     // The URL is never logged (it may hold a password).
-    this.log(`[rate-limit] Redis unavailable (${e.message}); limiting in process until it is back (fail-open)`);
+    this.log(
+      `[rate-limit] Redis unavailable (${e.message}); limiting in process until it is back (fail-open)`,
+    );
   }
 }

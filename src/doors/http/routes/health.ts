@@ -70,9 +70,7 @@ const HealthSchema = z
   })
   .openapi('Health');
 
-const ReadySchema = z
-  .object({ ready: z.boolean(), reason: z.string().optional() })
-  .openapi('Readiness');
+const ReadySchema = z.object({ ready: z.boolean(), reason: z.string().optional() }).openapi('Readiness');
 
 const readyRoute = createRoute({
   method: 'get',

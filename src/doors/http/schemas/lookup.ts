@@ -62,11 +62,9 @@ export const WalletChainsSchema = z
         'Caveat codes the paid `GET /reputation/wallet/{wallet}` evaluates and this free answer does not (sorted). Treat them as unverified, not as passed.',
     }),
     policy_version: z.string(),
-    source: z
-      .string()
-      .openapi({
-        description: 'Where the numbers come from: the aggregate recomputed after each index pass.',
-      }),
+    source: z.string().openapi({
+      description: 'Where the numbers come from: the aggregate recomputed after each index pass.',
+    }),
     refreshed_at: z.string().nullable().openapi({
       description:
         'When that aggregate was last recomputed (hourly); null when never. The paid lookup reads the live rows and may lead it slightly.',
@@ -76,11 +74,9 @@ export const WalletChainsSchema = z
 
 const ExistsFreeSchema = z
   .object({
-    endpoint: z
-      .string()
-      .openapi({
-        description: 'The free route to call next, in template form (`{wallet}` not interpolated).',
-      }),
+    endpoint: z.string().openapi({
+      description: 'The free route to call next, in template form (`{wallet}` not interpolated).',
+    }),
     gives: z.string(),
   })
   .openapi('ExistsFree');

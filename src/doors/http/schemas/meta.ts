@@ -7,11 +7,9 @@ const PaymentNetworkSchema = z
     network: z.string(),
     chain_id: z.number().int(),
     caip2: z.string().openapi({ description: 'As `accepts[].network` carries it, e.g. `eip155:8453`.' }),
-    asset: z
-      .string()
-      .openapi({
-        description: "The USDC contract on that network. Sign against the 402's `accepts[].asset`.",
-      }),
+    asset: z.string().openapi({
+      description: "The USDC contract on that network. Sign against the 402's `accepts[].asset`.",
+    }),
     asset_name: z.string().openapi({ description: 'EIP-712 domain name of the token.' }),
     asset_version: z.string().openapi({ description: 'EIP-712 domain version of the token.' }),
     decimals: z.number().int(),
@@ -46,13 +44,10 @@ const PricingTierSchema = z
     why: z
       .string()
       .openapi({ description: 'The cost reason behind the price, in one sentence; also in every 402.' }),
-    free_preview: z
-      .object({ endpoint: z.string(), gives: z.string() })
-      .nullable()
-      .openapi({
-        description:
-          'Metered tiers: the free route answering the same question (null on the rater route, on purpose).',
-      }),
+    free_preview: z.object({ endpoint: z.string(), gives: z.string() }).nullable().openapi({
+      description:
+        'Metered tiers: the free route answering the same question (null on the rater route, on purpose).',
+    }),
   })
   .openapi('PricingTier');
 
