@@ -20,6 +20,7 @@
  * Every result carries `tool_caveats` (tool-made caveats, `{code, text}`, the shape of the API's
  * caveats but with their own codes, never one of the eight frozen API codes).
  */
+import { sameAddress } from '../../scoring/address.js';
 import { isObject, requestInProcess, type InProcessApp } from '../in-process.js';
 
 export type ToolStatus = 'ok' | 'payment_required' | 'nothing_to_buy' | 'not_found' | 'unreachable' | 'error';
@@ -143,11 +144,6 @@ export interface RecipientCheck {
   /** Every distinct payee the challenge names (`accepts[].payTo`, then `recipient`/`recipients`). */
   found: string[];
   reason: string;
-}
-
-/** EVM addresses compare case-insensitively (checksum casing is not identity). */
-function sameAddress(a: string, b: string): boolean {
-  return /^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() === b.toLowerCase() : a === b;
 }
 
 /**
