@@ -27,7 +27,7 @@ import {
   newFeedback,
   PROGRAM_ID,
   programLogs,
-} from '../test/solana-fixtures.js';
+} from '../test/helpers/solana-fixtures.js';
 
 const b58d = getBase58Decoder();
 const b58e = getBase58Encoder();

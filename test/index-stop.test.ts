@@ -17,7 +17,7 @@ import {
   startLocalChain,
   target,
   type LocalChain,
-} from './indexer-fixtures.js';
+} from './helpers/indexer-fixtures.js';
 
 let chain: LocalChain;
 let config: Config;

@@ -23,7 +23,7 @@ import {
   startRpcProxy,
   target,
   type LocalChain,
-} from './indexer-fixtures.js';
+} from './helpers/indexer-fixtures.js';
 
 const ROOT = join(import.meta.dirname, '..');
 // The launcher, run as `npx repindex` runs it: the compiled CLI in its own process (no child).

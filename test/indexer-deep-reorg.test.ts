@@ -24,7 +24,7 @@ import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import { rollbackAbove } from '../src/store/rollback.js';
 import { startAnvil, type Anvil } from './helpers/anvil.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { configFor, dumpIndex, quietLogger } from './indexer-fixtures.js';
+import { configFor, dumpIndex, quietLogger } from './helpers/indexer-fixtures.js';
 
 const MARGIN = 12;
 const MNEMONIC = 'test test test test test test test test test test test junk';

@@ -14,7 +14,7 @@ import { HOSTILE_TAG1 } from '../src/demo/scenario.js';
 import { scaleDecimal } from '../src/indexer/scanner.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
 import { openDemoCopy } from './helpers/demo.js';
-import { quietLogger } from './indexer-fixtures.js';
+import { quietLogger } from './helpers/indexer-fixtures.js';
 
 let demo: Demo;
 

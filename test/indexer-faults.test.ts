@@ -18,7 +18,7 @@ import {
   startRpcProxy,
   target,
   type LocalChain,
-} from './indexer-fixtures.js';
+} from './helpers/indexer-fixtures.js';
 
 let chain: LocalChain;
 let t: TestDatabase;

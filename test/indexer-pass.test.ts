@@ -35,8 +35,8 @@ import {
   startLocalChain,
   target,
   type LocalChain,
-} from './indexer-fixtures.js';
-import { createReplay } from './solana-fixtures.js';
+} from './helpers/indexer-fixtures.js';
+import { createReplay } from './helpers/solana-fixtures.js';
 
 const HOSTILE_TAG1 = `<script>alert("x")</script> 'single' "double" & <b>`.repeat(20).slice(0, 500);
 const NUL_TAG2 = 'before\u0000after';

@@ -30,7 +30,7 @@ import {
 } from '../src/demo/registries.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { configFor, quietLogger } from './indexer-fixtures.js';
+import { configFor, quietLogger } from './helpers/indexer-fixtures.js';
 
 const MARGIN = 12;
 const MNEMONIC = 'test test test test test test test test test test test junk';

@@ -15,7 +15,7 @@ import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-app.js';
 import { payment } from './helpers/x402-stub.js';
-import { configFor, deadRpcUrl } from './indexer-fixtures.js';
+import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const CLI = join(ROOT, 'bin', 'repindex.js');

@@ -20,7 +20,7 @@ import { startMetricsServer, type RunningServer } from '../src/server.js';
 import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js';
 import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-app.js';
 import { payment } from './helpers/x402-stub.js';
-import { configFor, deadRpcUrl } from './indexer-fixtures.js';
+import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 

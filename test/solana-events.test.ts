@@ -17,7 +17,7 @@ import {
   newFeedback,
   programLogs,
   BorshWriter,
-} from './solana-fixtures.js';
+} from './helpers/solana-fixtures.js';
 
 const pos = { network: 'solana', txHash: 'sig', logIndex: 0, blockNumber: 7, blockTime: null };
 

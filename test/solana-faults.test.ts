@@ -13,7 +13,7 @@ import { createApp } from '../src/doors/http/app.js';
 import { migrate } from '../src/db/migrate.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { dumpIndex, quietLogger, type CollectingLogger } from './indexer-fixtures.js';
+import { dumpIndex, quietLogger, type CollectingLogger } from './helpers/indexer-fixtures.js';
 import {
   agentOwnerSynced,
   agentRegistered,
@@ -24,7 +24,7 @@ import {
   programLogs,
   sig,
   type LedgerTx,
-} from './solana-fixtures.js';
+} from './helpers/solana-fixtures.js';
 
 const T0 = 1_760_000_000;
 const [A, COLLECTION, O1, O2, O3, C1] = [key(1), key(3), key(4), key(5), key(6), key(7)];

@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import type { Queryable } from '../src/db/database.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { quietLogger } from './indexer-fixtures.js';
+import { quietLogger } from './helpers/indexer-fixtures.js';
 import {
   agentOwnerSynced,
   agentRegistered,
@@ -24,7 +24,7 @@ import {
   sig,
   uriUpdated,
   type LedgerTx,
-} from './solana-fixtures.js';
+} from './helpers/solana-fixtures.js';
 
 const KINDS = ['register', 'transfer', 'uri', 'metadata', 'feedback', 'revoke'] as const;
 type Kind = (typeof KINDS)[number];

@@ -12,7 +12,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import { classifySolanaError, retryAfterMs, RpcTimeout } from '../src/indexer/rpc-retry.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { quietLogger } from './indexer-fixtures.js';
+import { quietLogger } from './helpers/indexer-fixtures.js';
 import {
   agentRegistered,
   createReplay,
@@ -22,7 +22,7 @@ import {
   sig,
   type LedgerTx,
   type Replay,
-} from './solana-fixtures.js';
+} from './helpers/solana-fixtures.js';
 
 const T0 = 1_760_000_000;
 const [A, COLLECTION, O1, C1] = [key(1), key(3), key(4), key(7)];

@@ -11,7 +11,7 @@ import { refreshAfterPass } from '../src/after-pass.js';
 import { runIndexPass, type RunIndexPassOptions } from '../src/indexer/pass.js';
 import { createSolanaScanner } from '../src/indexer/solana-scanner.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { dumpIndex, quietLogger, type CollectingLogger } from './indexer-fixtures.js';
+import { dumpIndex, quietLogger, type CollectingLogger } from './helpers/indexer-fixtures.js';
 import {
   agentOwnerSynced,
   agentRegistered,
@@ -24,7 +24,7 @@ import {
   sig,
   type LedgerTx,
   type Replay,
-} from './solana-fixtures.js';
+} from './helpers/solana-fixtures.js';
 
 const HOSTILE_TAG1 = (`<script>alert("x")</script> 'q' "dq" & <b>` + '\u0000').repeat(20).slice(0, 500);
 const T0 = 1_760_000_000; // unix seconds

@@ -5,11 +5,11 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startLocalNode, type LocalNode } from '../src/demo/local-node.js';
-import { deployRegistries, type Registries } from '../src/demo/registries.js';
-import { loadConfig, type Config } from '../src/config.js';
-import type { Queryable } from '../src/db/database.js';
-import type { IndexLogger } from '../src/indexer/pass.js';
+import { startLocalNode, type LocalNode } from '../../src/demo/local-node.js';
+import { deployRegistries, type Registries } from '../../src/demo/registries.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Queryable } from '../../src/db/database.js';
+import type { IndexLogger } from '../../src/indexer/pass.js';
 
 export interface LocalChain {
   network: string;
