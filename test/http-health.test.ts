@@ -5,6 +5,7 @@ import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { ownedAndRated } from './helpers/indexer-fixtures.js';
 
 describe('GET /health on an empty index', () => {
   let t: TestDatabase;
@@ -68,40 +69,11 @@ describe('GET /health on an empty index', () => {
 
   it('is the same under /v1 and reflects counts, scan state and the live prior', async () => {
     // Through the real ingest, which keeps the live counters /health reads.
-    const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
-    const transfer = (network: string, to: string) => ({
-      ...at,
-      kind: 'transfer' as const,
-      network,
-      txHash: `0x${network}01`,
-      logIndex: 0,
-      agentId: '1',
-      from: '0x0000000000000000000000000000000000000000',
-      to,
-    });
-    const feedback = (network: string, value: string) => ({
-      ...at,
-      kind: 'feedback' as const,
-      network,
-      txHash: `0x${network}02`,
-      logIndex: 0,
-      agentId: '1',
-      rater: '0xcc',
-      feedbackIndex: '1',
-      valueRaw: value,
-      valueDecimals: 0,
-      value,
-      tag1: '',
-      tag2: '',
-      endpoint: '',
-      feedbackUri: '',
-      feedbackHash: null,
-    });
     for (const [network, owner, value] of [
       ['base', '0xaa', '80'],
       ['celo', '0xbb', '40'],
     ] as const) {
-      const events = [transfer(network, owner), feedback(network, value)];
+      const events = ownedAndRated(network, owner, '0xcc', value);
       const cp = { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false };
       await ingestBatch(t.db, events, cp);
       await ingestBatch(t.db, events, cp); // a replay inserts nothing and counts nothing

@@ -21,6 +21,7 @@ import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { ownedAndRated } from './helpers/indexer-fixtures.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL || null;
 const NOW = new Date('2026-11-01T00:00:00Z');
@@ -254,41 +255,11 @@ describe.skipIf(!testDatabaseUrl)(
     beforeAll(async () => {
       t = await openTestDatabase();
       await registerChains(t.db, config.chains);
-      const at = { blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
       for (const [network, owner, value] of [
         ['base', W1, '80'],
         ['celo', '0x00000000000000000000000000000000000000b2', '40'],
       ] as const) {
-        const events = [
-          {
-            ...at,
-            kind: 'transfer' as const,
-            network,
-            txHash: `0x${network}01`,
-            logIndex: 0,
-            agentId: '1',
-            from: '0x0000000000000000000000000000000000000000',
-            to: owner,
-          },
-          {
-            ...at,
-            kind: 'feedback' as const,
-            network,
-            txHash: `0x${network}02`,
-            logIndex: 0,
-            agentId: '1',
-            rater: '0x00000000000000000000000000000000000000cc',
-            feedbackIndex: '1',
-            valueRaw: value,
-            valueDecimals: 0,
-            value,
-            tag1: '',
-            tag2: '',
-            endpoint: '',
-            feedbackUri: '',
-            feedbackHash: null,
-          },
-        ];
+        const events = ownedAndRated(network, owner, '0x00000000000000000000000000000000000000cc', value);
         await ingestBatch(t.db, events, { network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false });
       }
       await refreshAggregates(t.db);

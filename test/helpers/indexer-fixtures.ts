@@ -10,6 +10,7 @@ import { deployRegistries, type Registries } from '../../src/demo/registries.js'
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Queryable } from '../../src/db/database.js';
 import type { IndexLogger } from '../../src/indexer/pass.js';
+import type { IndexEvent } from '../../src/indexer/scanner.js';
 
 export interface LocalChain {
   network: string;
@@ -224,4 +225,38 @@ export async function deadRpcUrl(): Promise<string> {
   const { port } = s.address() as AddressInfo;
   await new Promise<void>((r) => s.close(() => r()));
   return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * Agent 1 on `network` minted to `owner` and rated `value` (integer, no decimals) once by `rater`,
+ * at block 5: the two events a scanner hands the ingest, for tests that need a small live index.
+ */
+export function ownedAndRated(network: string, owner: string, rater: string, value: string): IndexEvent[] {
+  const at = { network, logIndex: 0, blockNumber: 5, blockTime: new Date('2026-10-01T00:00:00Z') };
+  return [
+    {
+      ...at,
+      kind: 'transfer',
+      txHash: `0x${network}01`,
+      agentId: '1',
+      from: '0x0000000000000000000000000000000000000000',
+      to: owner,
+    },
+    {
+      ...at,
+      kind: 'feedback',
+      txHash: `0x${network}02`,
+      agentId: '1',
+      rater,
+      feedbackIndex: '1',
+      valueRaw: value,
+      valueDecimals: 0,
+      value,
+      tag1: '',
+      tag2: '',
+      endpoint: '',
+      feedbackUri: '',
+      feedbackHash: null,
+    },
+  ];
 }
