@@ -5,11 +5,16 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Builds dist/ when stale; a private TMPDIR per run, checked for leftovers at the end.
     globalSetup: ['test/global-setup.ts'],
-    // Fails a file whose child processes outlive it.
-    setupFiles: ['test/setup-children.ts'],
+    // Per file: fails a file whose child processes outlive it; removes the file's temp folders.
+    setupFiles: ['test/setup-children.ts', 'test/setup-tempdirs.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Files of one worker share its module instances (node_modules and src are loaded and PGlite's
+    // wasm compiled once per worker, not once per file): about half the suite's CPU time. Nothing in
+    // src keeps per-test state at module level that a test reads absolutely (metrics tests read
+    // deltas); per-file hooks live in setupFiles, which run for every file.
+    isolate: false,
     // Database-backed suites each open their own database; keep memory bounded on 2 cores.
     maxWorkers: 2,
   },

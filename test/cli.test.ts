@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migratedDataDir } from './helpers/db-template.js';
 import { tempDir } from './helpers/tmp.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -99,7 +100,7 @@ describe('repindex CLI', () => {
   });
 
   it('SIGTERM to the launcher stops the server and frees the port (no child is left behind)', async () => {
-    const dataDir = tempDir('repindex-cli-');
+    const dataDir = migratedDataDir(tempDir('repindex-cli-'));
     const child = spawn(process.execPath, [BIN, 'serve'], {
       cwd: ROOT,
       env: {

@@ -5,6 +5,7 @@
  * - points TMPDIR at a private folder for the run, and at the end fails the run when a test left a
  *   `repindex-*` folder in it (every test removes what it creates; see helpers/tmp.ts), then
  *   removes the folder. Runs started at the same time therefore never see each other's folders;
+ * - builds a migrated, empty database once (helpers/db-template.ts), loaded by every test database;
  * - builds the demo index once, when a file of the run reads it, and provides it to the files
  *   that copy it (helpers/demo-fixture.ts, helpers/demo.ts).
  */
@@ -13,6 +14,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { testDbKind } from './helpers/db.js';
+import { buildDbTemplates } from './helpers/db-template.js';
 import { buildDemoFixture } from './helpers/demo-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -56,9 +59,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     else process.env.TMPDIR = previous;
   };
   const t0 = Date.now();
+  let t1 = t0;
   let demo: Awaited<ReturnType<typeof buildDemoFixture>> | null = null;
   try {
-    if (await runReadsDemo(project)) demo = await buildDemoFixture(join(runTmp, 'demo-fixture'));
+    const templates = await buildDbTemplates(join(runTmp, 'db-template'), testDbKind === 'pglite');
+    project.provide('dbTemplate', templates);
+    console.log(`[global-setup] migrated database template built in ${Date.now() - t0} ms`);
+    t1 = Date.now();
+    if (await runReadsDemo(project))
+      demo = await buildDemoFixture(join(runTmp, 'demo-fixture'), templates.dataDir);
   } catch (e) {
     restore();
     rmSync(runTmp, { recursive: true, force: true });
@@ -67,7 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (demo) {
     const { nodesMs, scenarioMs, indexMs } = demo.timings;
     console.log(
-      `[global-setup] demo index built once in ${Date.now() - t0} ms (nodes ${nodesMs}, scenario ${scenarioMs}, ` +
+      `[global-setup] demo index built once in ${Date.now() - t1} ms (nodes ${nodesMs}, scenario ${scenarioMs}, ` +
         `index ${indexMs}); the files that read it copy it`,
     );
   }

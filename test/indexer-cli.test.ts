@@ -5,15 +5,15 @@
  * to an uninterrupted run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/demo/registries.js';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js';
+import { migratedDataDir } from './helpers/db-template.js';
 import {
   configFor,
   deadRpcUrl,
@@ -43,20 +43,10 @@ const OTHER_EVM = [
 let chain: LocalChain;
 let ref: TestDatabase;
 let reference: Record<string, unknown[]>;
-/** A migrated, closed PGlite directory copied for each child (initdb costs seconds). */
-let template: string | null = null;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   [chain, ref] = await Promise.all([startLocalChain('base', 8453), openTestDatabase()]);
-  if (testDbKind === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'repindex-tpl-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const db = await openDatabase({ databaseUrl: null, dataDir: dir });
-    await migrate(db);
-    await db.close();
-    template = dir;
-  }
   const k = chain.node.privateKeys;
   const a = chain.node.accounts;
   for (let i = 0; i < 3; i++) await registerAgent(chain.reg, k[1]!, `https://cli${i}.example`);
@@ -92,8 +82,8 @@ async function childDatabase(): Promise<{
     cleanups.push(() => t.close());
     return { env: { DATABASE_URL: t.url! }, open: async () => t.db };
   }
-  const dir = mkdtempSync(join(tmpdir(), 'repindex-idx-'));
-  cpSync(template!, dir, { recursive: true });
+  // A copy of the run's migrated data directory (initdb costs seconds).
+  const dir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-idx-')));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return {
     dir,
@@ -230,7 +220,11 @@ describe('repindex index --once', () => {
     expect(partial.ratings!.length).toBeLessThan(15);
     expect(checkpoint).not.toBeNull();
 
-    const second = await startCli(['index', '--once'], env).done;
+    // The restart reads the same chain directly (the slow proxy only had to make the first pass long).
+    const second = await startCli(['index', '--once'], {
+      ...db.env,
+      CHAINS_FILE: chainsFile({ base: localBase(), solana: { enabled: false } }),
+    }).done;
     expect(second.code, second.out).toBe(0);
     expect(second.out).toContain(`base ok blocks ${checkpoint! + 1}..`);
     const d = await db.open();

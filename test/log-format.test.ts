@@ -13,6 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configureLogging, logger, redactUrl, redactUrls } from '../src/log.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
+import { migratedDataDir } from './helpers/db-template.js';
 import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-app.js';
 import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
@@ -248,7 +249,7 @@ describe('a chain that cannot be reached', () => {
 describe('LOG_LEVEL through the CLI', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'repindex-log-'));
+    dir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-log-')));
   });
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });

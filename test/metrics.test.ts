@@ -21,6 +21,7 @@ import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js
 import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-app.js';
 import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
+import { migratedDataDir } from './helpers/db-template.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -231,7 +232,7 @@ describe('repindex serve with METRICS_PORT', () => {
       return port;
     };
     const metricsPort = await free();
-    const dataDir = mkdtempSync(join(tmpdir(), 'repindex-metrics-'));
+    const dataDir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-metrics-')));
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'repindex.js'), 'serve'], {
       cwd: ROOT,
       env: {

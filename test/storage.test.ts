@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate, migrationFiles } from '../src/db/migrate.js';
 import { openTestDatabase, testDatabaseUrl } from './helpers/db.js';
+import { migratedDataDir } from './helpers/db-template.js';
 import { tempDir } from './helpers/tmp.js';
 
 async function exercise(db: Database) {
@@ -103,7 +104,7 @@ describe('storage', () => {
   });
 
   it('refuses a second process on the same PGlite data directory', async () => {
-    const dir = tempDir('repindex-lock-');
+    const dir = migratedDataDir(tempDir('repindex-lock-'));
     const first = await openDatabase({ databaseUrl: null, dataDir: dir });
     await expect(openDatabase({ databaseUrl: null, dataDir: dir })).rejects.toThrow(
       /in use by another repindex process/,
@@ -119,7 +120,7 @@ describe('data directory lock', () => {
     const { mkdirSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { spawnSync } = await import('node:child_process');
-    const dir = tempDir('repindex-stale-');
+    const dir = migratedDataDir(tempDir('repindex-stale-'));
     // A lock as a killed process leaves it: fresh lock directory, pid file of a dead process.
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
       encoding: 'utf8',

@@ -1,12 +1,13 @@
 /**
  * A fresh, migrated database for one test file. Without TEST_DATABASE_URL it is an in-memory
- * PGlite; with it (CI sets it to a PostgreSQL test database) it is a private schema on that
+ * PGlite loaded from the run's migrated template; with it (CI sets it to a PostgreSQL test database) it is a private schema on that
  * server, dropped again on close, so test files never see each other's rows.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
+import { migratedTarball } from './db-template.js';
 
 // CI runs the suite a second time with DATABASE_URL (or TEST_DATABASE_URL) pointing at PostgreSQL.
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || null;
@@ -21,7 +22,14 @@ export interface TestDatabase {
 
 export async function openTestDatabase(): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
-    const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+    // The run's migrated template (helpers/db-template.ts) spares each file PGlite's initdb;
+    // migrate() then only confirms every migration is recorded.
+    const tar = migratedTarball();
+    const db = await openDatabase({
+      databaseUrl: null,
+      dataDir: 'memory://',
+      ...(tar ? { loadDataDir: tar } : {}),
+    });
     await migrate(db);
     return { db, url: null, close: () => db.close() };
   }

@@ -3,7 +3,7 @@
  * helpers/demo.ts, which explains the scheme. Shared bits (names, admin connection) live here.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -61,9 +61,13 @@ export const ident = (name: string) => {
   return `"${name}"`;
 };
 
-/** Builds the fixture under `dir`; returns its reference and the function that removes it. */
+/**
+ * Builds the fixture under `dir`; returns its reference and the function that removes it.
+ * `migratedDataDir`: on PGlite, a migrated data directory to start from (spares an initdb).
+ */
 export async function buildDemoFixture(
   dir: string,
+  migratedDataDir?: string,
 ): Promise<{ ref: DemoFixtureRef; timings: Demo['timings']; remove(): Promise<void> }> {
   mkdirSync(dir, { recursive: true });
   let template: string | null = null;
@@ -78,6 +82,7 @@ export async function buildDemoFixture(
     await admin((c) => c.query(`CREATE DATABASE ${ident(template!)}`));
     demo = await startDemo({ databaseUrl: withDatabase(testDatabaseUrl, template), log: quiet });
   } else {
+    if (migratedDataDir) cpSync(migratedDataDir, join(dir, 'pgdata'), { recursive: true });
     demo = await startDemo({ dataDir: join(dir, 'pgdata'), log: quiet });
   }
   const enabled = demo.config.chains.filter((c) => c.enabled);
