@@ -14,7 +14,6 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { testDbKind } from './helpers/db.js';
 import { buildDbTemplates } from './helpers/db-template.js';
 import { buildDemoFixture } from './helpers/demo-fixture.js';
 
@@ -62,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let t1 = t0;
   let demo: Awaited<ReturnType<typeof buildDemoFixture>> | null = null;
   try {
-    const templates = await buildDbTemplates(join(runTmp, 'db-template'), testDbKind === 'pglite');
+    const templates = await buildDbTemplates(join(runTmp, 'db-template'));
     project.provide('dbTemplate', templates);
     console.log(`[global-setup] migrated database template built in ${Date.now() - t0} ms`);
     t1 = Date.now();

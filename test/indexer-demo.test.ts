@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
 import { DemoDatabaseError, startDemo, type Demo } from '../src/demo/run-demo.js';
 import { HOSTILE_TAG1 } from '../src/demo/scenario.js';
 import { scaleDecimal } from '../src/indexer/scanner.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { migratedDataDir } from './helpers/db-template.js';
 import { openDemoCopy } from './helpers/demo.js';
 import { quietLogger } from './helpers/indexer-fixtures.js';
 
@@ -127,9 +127,8 @@ describe('demo database guard', () => {
       await other.db.query(`INSERT INTO agents (network, agent_id, owner) VALUES ('base', '0', '0xabc')`);
       target = { databaseUrl: other.url };
     } else {
-      dir = mkdtempSync(join(tmpdir(), 'repindex-demo-guard-'));
+      dir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-demo-guard-')));
       const db = await openDatabase({ databaseUrl: null, dataDir: dir });
-      await migrate(db);
       await db.query(`INSERT INTO agents (network, agent_id, owner) VALUES ('base', '0', '0xabc')`);
       await db.close();
       target = { databaseUrl: null, dataDir: dir };

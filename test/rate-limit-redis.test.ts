@@ -21,6 +21,7 @@ import { registerChains } from '../src/store/chain-state.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
+import { openMigratedPglite } from './helpers/db-template.js';
 import { ownedAndRated } from './helpers/indexer-fixtures.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL || null;
@@ -56,7 +57,7 @@ describe('config: DATABASE_READ_URL', () => {
   });
 
   it('the embedded database is its own reader', async () => {
-    const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+    const db = await openMigratedPglite();
     try {
       expect(readerOf(db)).toBe(db);
     } finally {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate, migrationFiles } from '../src/db/migrate.js';
 import { openTestDatabase, testDatabaseUrl } from './helpers/db.js';
-import { migratedDataDir } from './helpers/db-template.js';
+import { migratedDataDir, openMigratedPglite } from './helpers/db-template.js';
 import { tempDir } from './helpers/tmp.js';
 
 async function exercise(db: Database) {
@@ -92,8 +92,7 @@ describe('storage', () => {
   });
 
   it.skipIf(!testDatabaseUrl)('gives identical results on PGlite and PostgreSQL', async () => {
-    const lite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
-    await migrate(lite);
+    const lite = await openMigratedPglite();
     const pgT = await openTestDatabase();
     expect(pgT.db.kind).toBe('postgres');
     const a = await exercise(lite);

@@ -2,8 +2,9 @@
  * A migrated, empty database built ONCE per `vitest run` (test/global-setup.ts), so that test
  * files do not each pay PGlite's initdb (about 2 s of CPU per fresh in-memory database, far more
  * than the migrations themselves):
- * - `migrated.tar`: a `dumpDataDir()` tarball that {@link openTestDatabase} loads into each
- *   in-memory PGlite (PGlite runs only; on PostgreSQL a schema per file is already cheap);
+ * - `migrated.tar`: a `dumpDataDir()` tarball that {@link openMigratedPglite} loads into each
+ *   in-memory PGlite (every test database on PGlite runs, and the embedded databases that
+ *   PostgreSQL runs also open; on PostgreSQL a schema per file is already cheap);
  * - `pgdata/`: a migrated PGlite data directory that {@link migratedDataDir} copies for the tests
  *   that start the CLI on an embedded database (every run: those tests use PGlite on both).
  * Tests about a fresh data directory (first start, initdb, locks) still create theirs from nothing.
@@ -12,13 +13,13 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DbTemplateRef {
-  /** Migrated in-memory PGlite dumped as a tarball; null when the run is on PostgreSQL. */
-  tar: string | null;
+  /** The migrated database dumped as a tarball (PGlite `dumpDataDir`). */
+  tar: string;
   /** Migrated PGlite data directory to copy. */
   dataDir: string;
 }
@@ -29,8 +30,8 @@ declare module 'vitest' {
   }
 }
 
-/** Builds both templates under `dir` (global setup). `withTar`: also the in-memory tarball. */
-export async function buildDbTemplates(dir: string, withTar: boolean): Promise<DbTemplateRef> {
+/** Builds both templates under `dir` (global setup). */
+export async function buildDbTemplates(dir: string): Promise<DbTemplateRef> {
   mkdirSync(dir, { recursive: true });
   const dataDir = join(dir, 'pgdata');
   const onDisk = await openDatabase({ databaseUrl: null, dataDir });
@@ -39,16 +40,13 @@ export async function buildDbTemplates(dir: string, withTar: boolean): Promise<D
   } finally {
     await onDisk.close();
   }
-  let tar: string | null = null;
-  if (withTar) {
-    const raw = await PGlite.create({ dataDir });
-    try {
-      const blob = await raw.dumpDataDir('none');
-      tar = join(dir, 'migrated.tar');
-      writeFileSync(tar, Buffer.from(await blob.arrayBuffer()));
-    } finally {
-      await raw.close();
-    }
+  const tar = join(dir, 'migrated.tar');
+  const raw = await PGlite.create({ dataDir });
+  try {
+    const blob = await raw.dumpDataDir('none');
+    writeFileSync(tar, Buffer.from(await blob.arrayBuffer()));
+  } finally {
+    await raw.close();
   }
   return { tar, dataDir };
 }
@@ -63,12 +61,32 @@ function ref(): DbTemplateRef | null {
 
 let tarBlob: Blob | null | undefined;
 
-/** The migrated tarball for an in-memory PGlite, or null (then the caller starts from nothing). */
-export function migratedTarball(): Blob | null {
+function migratedTarball(): Blob | null {
   if (tarBlob !== undefined) return tarBlob;
   const r = ref();
-  tarBlob = r?.tar && existsSync(r.tar) ? new Blob([readFileSync(r.tar)]) : null;
+  tarBlob = r && existsSync(r.tar) ? new Blob([readFileSync(r.tar)]) : null;
   return tarBlob;
+}
+
+/**
+ * A migrated in-memory PGlite: loaded from the run's template, or (outside a run that built one)
+ * created and migrated from nothing. migrate() runs either way: on a copy it only confirms that
+ * every migration is recorded.
+ */
+export async function openMigratedPglite(): Promise<Database> {
+  const tar = migratedTarball();
+  const db = await openDatabase({
+    databaseUrl: null,
+    dataDir: 'memory://',
+    ...(tar ? { loadDataDir: tar } : {}),
+  });
+  try {
+    await migrate(db);
+  } catch (e) {
+    await db.close();
+    throw e;
+  }
+  return db;
 }
 
 /**

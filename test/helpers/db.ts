@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
-import { migratedTarball } from './db-template.js';
+import { openMigratedPglite } from './db-template.js';
 
 // CI runs the suite a second time with DATABASE_URL (or TEST_DATABASE_URL) pointing at PostgreSQL.
 export const testDatabaseUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || null;
@@ -22,15 +22,8 @@ export interface TestDatabase {
 
 export async function openTestDatabase(): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
-    // The run's migrated template (helpers/db-template.ts) spares each file PGlite's initdb;
-    // migrate() then only confirms every migration is recorded.
-    const tar = migratedTarball();
-    const db = await openDatabase({
-      databaseUrl: null,
-      dataDir: 'memory://',
-      ...(tar ? { loadDataDir: tar } : {}),
-    });
-    await migrate(db);
+    // The run's migrated template (helpers/db-template.ts) spares each file PGlite's initdb.
+    const db = await openMigratedPglite();
     return { db, url: null, close: () => db.close() };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
