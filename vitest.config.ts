@@ -8,7 +8,8 @@ export default defineConfig({
     // Per file: fails a file whose child processes outlive it; removes the file's temp folders.
     setupFiles: ['test/setup-children.ts', 'test/setup-tempdirs.ts'],
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // A file reading the demo index waits in its beforeAll until global setup has built it.
+    hookTimeout: 300_000,
     pool: 'forks',
     // Files of one worker share its module instances (node_modules and src are loaded and PGlite's
     // wasm compiled once per worker, not once per file): about half the suite's CPU time. Nothing in

@@ -7,7 +7,8 @@
  *   removes the folder. Runs started at the same time therefore never see each other's folders;
  * - builds a migrated, empty database once (helpers/db-template.ts), loaded by every test database;
  * - builds the demo index once, when a file of the run reads it, and provides it to the files
- *   that copy it (helpers/demo-fixture.ts, helpers/demo.ts).
+ *   that copy it (helpers/demo-fixture.ts, helpers/demo.ts). The build is started here but not
+ *   awaited: the other files run meanwhile, and a file that reads the demo waits for it.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -15,7 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildDbTemplates } from './helpers/db-template.js';
-import { buildDemoFixture } from './helpers/demo-fixture.js';
+import {
+  buildDemoFixture,
+  demoFixtureRef,
+  removeDemoFixture,
+  type DemoFixtureRef,
+} from './helpers/demo-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -58,31 +64,35 @@ export default async function setup(project: TestProject): Promise<() => Promise
     else process.env.TMPDIR = previous;
   };
   const t0 = Date.now();
-  let t1 = t0;
-  let demo: Awaited<ReturnType<typeof buildDemoFixture>> | null = null;
+  let building: Promise<unknown> | null = null;
+  let demoRef: DemoFixtureRef | null = null;
   try {
     const templates = await buildDbTemplates(join(runTmp, 'db-template'));
     project.provide('dbTemplate', templates);
     console.log(`[global-setup] migrated database template built in ${Date.now() - t0} ms`);
-    t1 = Date.now();
-    if (await runReadsDemo(project))
-      demo = await buildDemoFixture(join(runTmp, 'demo-fixture'), templates.dataDir);
+    if (await runReadsDemo(project)) {
+      // Not awaited: the files that do not read the demo run while it is built; openDemoCopy waits.
+      demoRef = demoFixtureRef(join(runTmp, 'demo-fixture'));
+      const t1 = Date.now();
+      building = buildDemoFixture(demoRef, templates.dataDir).then(
+        ({ nodesMs, scenarioMs, indexMs }) =>
+          console.log(
+            `[global-setup] demo index built once in ${Date.now() - t1} ms (nodes ${nodesMs}, scenario ` +
+              `${scenarioMs}, index ${indexMs}), beside the first test files; the files that read it copy it`,
+          ),
+        (e: unknown) => console.error('[global-setup] the demo index could not be built:', e),
+      );
+    }
   } catch (e) {
     restore();
     rmSync(runTmp, { recursive: true, force: true });
     throw e;
   }
-  if (demo) {
-    const { nodesMs, scenarioMs, indexMs } = demo.timings;
-    console.log(
-      `[global-setup] demo index built once in ${Date.now() - t1} ms (nodes ${nodesMs}, scenario ${scenarioMs}, ` +
-        `index ${indexMs}); the files that read it copy it`,
-    );
-  }
-  project.provide('demoFixture', demo?.ref ?? null);
+  project.provide('demoFixture', demoRef);
   return async () => {
     try {
-      await demo?.remove();
+      await building;
+      if (demoRef) await removeDemoFixture(demoRef);
     } finally {
       restore();
     }

@@ -3,7 +3,7 @@
  * helpers/demo.ts, which explains the scheme. Shared bits (names, admin connection) live here.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -61,61 +61,91 @@ export const ident = (name: string) => {
   return `"${name}"`;
 };
 
+/** Where the fixture will be built: the folder and, on PostgreSQL, the template database's name. */
+export function demoFixtureRef(dir: string): DemoFixtureRef {
+  if (!testDatabaseUrl) return { dir, template: null };
+  const base =
+    new URL(testDatabaseUrl).pathname
+      .slice(1)
+      .toLowerCase()
+      .replace(/[^a-z0-9_]/g, '_') || 'db';
+  return { dir, template: `${base.slice(0, 30)}_demo_${randomBytes(4).toString('hex')}` };
+}
+
+const READY = 'demo.json';
+const FAILED = 'failed.txt';
+
 /**
- * Builds the fixture under `dir`; returns its reference and the function that removes it.
+ * Builds the fixture into `ref` (global setup starts it without waiting: the files that do not
+ * read the demo run meanwhile, and {@link awaitDemoFixture} waits for it). Its last act writes
+ * demo.json (atomically); a failure is written to failed.txt for the waiting files to report.
  * `migratedDataDir`: on PGlite, a migrated data directory to start from (spares an initdb).
  */
 export async function buildDemoFixture(
-  dir: string,
+  ref: DemoFixtureRef,
   migratedDataDir?: string,
-): Promise<{ ref: DemoFixtureRef; timings: Demo['timings']; remove(): Promise<void> }> {
+): Promise<Demo['timings']> {
+  const { dir, template } = ref;
   mkdirSync(dir, { recursive: true });
-  let template: string | null = null;
-  let demo: Demo;
-  if (testDatabaseUrl) {
-    const base =
-      new URL(testDatabaseUrl).pathname
-        .slice(1)
-        .toLowerCase()
-        .replace(/[^a-z0-9_]/g, '_') || 'db';
-    template = `${base.slice(0, 30)}_demo_${randomBytes(4).toString('hex')}`;
-    await admin((c) => c.query(`CREATE DATABASE ${ident(template!)}`));
-    demo = await startDemo({ databaseUrl: withDatabase(testDatabaseUrl, template), log: quiet });
-  } else {
-    if (migratedDataDir) cpSync(migratedDataDir, join(dir, 'pgdata'), { recursive: true });
-    demo = await startDemo({ dataDir: join(dir, 'pgdata'), log: quiet });
+  try {
+    let demo: Demo;
+    if (template) {
+      await admin((c) => c.query(`CREATE DATABASE ${ident(template)}`));
+      demo = await startDemo({ databaseUrl: withDatabase(testDatabaseUrl!, template), log: quiet });
+    } else {
+      if (migratedDataDir) cpSync(migratedDataDir, join(dir, 'pgdata'), { recursive: true });
+      demo = await startDemo({ dataDir: join(dir, 'pgdata'), log: quiet });
+    }
+    const enabled = demo.config.chains.filter((c) => c.enabled);
+    const file: DemoFixtureFile = {
+      facts: demo.facts,
+      pass: demo.pass,
+      timings: demo.timings,
+      chains: enabled,
+    };
+    await demo.close();
+    if (!template) {
+      const db = await PGlite.create({ dataDir: join(dir, 'pgdata') });
+      const tar = await db.dumpDataDir('none');
+      await db.close();
+      writeFileSync(join(dir, 'pgdata.tar'), Buffer.from(await tar.arrayBuffer()));
+      rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
+    }
+    writeFileSync(join(dir, `${READY}.part`), JSON.stringify(file));
+    renameSync(join(dir, `${READY}.part`), join(dir, READY));
+    return demo.timings;
+  } catch (e) {
+    writeFileSync(join(dir, FAILED), (e as Error)?.stack ?? String(e));
+    throw e;
   }
-  const enabled = demo.config.chains.filter((c) => c.enabled);
-  const file: DemoFixtureFile = {
-    facts: demo.facts,
-    pass: demo.pass,
-    timings: demo.timings,
-    chains: enabled,
-  };
-  await demo.close();
-  if (!template) {
-    const db = await PGlite.create({ dataDir: join(dir, 'pgdata') });
-    const tar = await db.dumpDataDir('none');
-    await db.close();
-    writeFileSync(join(dir, 'pgdata.tar'), Buffer.from(await tar.arrayBuffer()));
-    rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
+}
+
+/** The built fixture's facts, once its build has finished (polls; the build runs in global setup). */
+export async function awaitDemoFixture(ref: DemoFixtureRef, timeoutMs = 600_000): Promise<DemoFixtureFile> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (existsSync(join(ref.dir, READY))) {
+      return JSON.parse(readFileSync(join(ref.dir, READY), 'utf8')) as DemoFixtureFile;
+    }
+    if (existsSync(join(ref.dir, FAILED))) {
+      throw new Error(`the demo index could not be built: ${readFileSync(join(ref.dir, FAILED), 'utf8')}`);
+    }
+    if (Date.now() > until) throw new Error(`the demo index was not built within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  writeFileSync(join(dir, 'demo.json'), JSON.stringify(file));
-  return {
-    ref: { dir, template },
-    timings: demo.timings,
-    async remove() {
-      rmSync(dir, { recursive: true, force: true });
-      if (!template) return;
-      await admin(async (c) => {
-        // Copies a crashed file could not drop, then the template itself.
-        const rows = await c.query<{ datname: string }>(
-          `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-          [`${template}\\_%`],
-        );
-        for (const r of rows.rows) await c.query(`DROP DATABASE IF EXISTS ${ident(r.datname)} WITH (FORCE)`);
-        await c.query(`DROP DATABASE IF EXISTS ${ident(template!)} WITH (FORCE)`);
-      });
-    },
-  };
+}
+
+/** Removes the fixture: its folder and, on PostgreSQL, the template and any copy left of it. */
+export async function removeDemoFixture(ref: DemoFixtureRef): Promise<void> {
+  rmSync(ref.dir, { recursive: true, force: true });
+  const template = ref.template;
+  if (!template) return;
+  await admin(async (c) => {
+    // Copies a crashed file could not drop, then the template itself.
+    const rows = await c.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+      `${template}\\_%`,
+    ]);
+    for (const r of rows.rows) await c.query(`DROP DATABASE IF EXISTS ${ident(r.datname)} WITH (FORCE)`);
+    await c.query(`DROP DATABASE IF EXISTS ${ident(template)} WITH (FORCE)`);
+  });
 }

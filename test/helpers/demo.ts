@@ -6,7 +6,9 @@
  *   keeps that database as a template: on PGlite a `dumpDataDir()` tarball in the run's TMPDIR, on
  *   PostgreSQL (TEST_DATABASE_URL) a template database with a unique name. What the scenario
  *   produced (facts, the pass report, the scenario chains' config) goes into a JSON file beside it.
- * - {@link openDemoCopy} (a test file's beforeAll) gives the file its own copy: an in-memory PGlite
+ *   Global setup starts that build without waiting for it, so the files that do not read the
+ *   demo run meanwhile.
+ * - {@link openDemoCopy} (a test file's beforeAll) waits for the build, then gives the file its own copy: an in-memory PGlite
  *   loaded from the tarball, or `CREATE DATABASE … TEMPLATE …` dropped again on close. The chains
  *   are gone by then (their config still names them); a file that needs a live chain asks for
  *   `liveBase` and gets one small local node with the base chain id and the same registry
@@ -24,7 +26,7 @@ import { deployRegistries } from '../../src/demo/registries.js';
 import type { Demo } from '../../src/demo/run-demo.js';
 import { SCENARIO_CHAIN_IDS } from '../../src/demo/scenario.js';
 import { testDatabaseUrl } from './db.js';
-import { admin, ident, withDatabase, type DemoFixtureFile } from './demo-fixture.js';
+import { admin, awaitDemoFixture, ident, withDatabase } from './demo-fixture.js';
 
 /** The scenario chains of the fixture laid over `base`, every other chain disabled (as demoConfig does). */
 function fixtureConfig(base: Config, chains: ChainConfig[]): Config {
@@ -49,7 +51,7 @@ export async function openDemoCopy(opts: DemoCopyOptions = {}): Promise<Demo> {
       'the demo index was not built: test/global-setup.ts builds it when a file calls openDemoCopy(',
     );
   }
-  const fixture = JSON.parse(readFileSync(join(ref.dir, 'demo.json'), 'utf8')) as DemoFixtureFile;
+  const fixture = await awaitDemoFixture(ref);
   const config = fixtureConfig(opts.config ?? loadConfig({}), fixture.chains);
   const cleanups: (() => Promise<unknown>)[] = [];
   const closeAll = async () => {
