@@ -78,6 +78,20 @@ export function configureLogging(opts: LoggingOptions = {}): Logger {
   return root;
 }
 
+/**
+ * The access log's logger (component `http`): its lines are built field by field from known-safe
+ * values (method, route template, status, ms, client, payment outcome), so it skips the redaction
+ * pass every other logger runs (about 6 µs a line, the access log's largest cost).
+ */
+export function accessLogger(): Logger {
+  let child = children.get('http:access');
+  if (!child) {
+    child = rootLogger().child({ component: 'http' }, { redact: { paths: [] } });
+    children.set('http:access', child);
+  }
+  return child;
+}
+
 /** The logger of one component (`http`, `index`, `payments`, `db`, `mcp`, …). */
 export function logger(component?: string): Logger {
   if (!component) return rootLogger();

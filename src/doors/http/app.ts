@@ -8,7 +8,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { matchedRoutes } from 'hono/route';
-import { logger } from '../../log.js';
+import { accessLogger, logger } from '../../log.js';
 import { paymentOutcomeOf, recordHttpRequest, recordRateLimited } from '../../metrics.js';
 import { API_VERSION, notFound, validationError } from './errors.js';
 import type { ValidationItem } from '../../paid/params.js';
@@ -186,9 +186,9 @@ export function createAppShell(ctx: AppContext): App {
       };
       if (fromSocket) {
         recordHttpRequest(c.req.method, route, status, ms / 1000);
-        logger('http').info(line, 'request');
+        accessLogger().info(line, 'request');
       } else {
-        logger('http').debug(line, 'request');
+        accessLogger().debug(line, 'request');
       }
     }
   });

@@ -1,7 +1,9 @@
 /** `GET /pricing`: the pricing table (src/payments/pricing.ts), from configuration only: never the database. */
+import { createHash } from 'node:crypto';
 import { createRoute } from '@hono/zod-openapi';
 import { PRICING_VERSION, pricingCatalog } from '../../../payments/pricing.js';
 import type { App, AppContext } from '../context.js';
+import { etagMatches } from '../free-cache.js';
 import { PricingCatalogSchema } from '../schemas/meta.js';
 
 const CACHE_PRICING = 'public, max-age=300';
@@ -25,17 +27,28 @@ const pricingRoute = createRoute({
           description: 'The `pricing_version` of the table.',
           schema: { type: 'string' },
         },
+        ETag: {
+          description: 'Of the body: send it back as `If-None-Match` for a 304 while the table is unchanged.',
+          schema: { type: 'string' },
+        },
       },
       content: { 'application/json': { schema: PricingCatalogSchema } },
     },
+    304: { description: 'Not modified: the `If-None-Match` ETag is the current one' },
   },
 });
 
 export function registerPricingRoute(app: App, ctx: AppContext): void {
+  // Built from configuration only (no database access, ever), so built ONCE per app: the body and
+  // its ETag are bytes ready to send; a matching If-None-Match is answered 304.
+  const body = JSON.stringify(pricingCatalog(ctx.config));
+  const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
   app.openapi(pricingRoute, function getPricing(c) {
-    // Built from configuration only: no database access, ever.
     c.header('X-Pricing-Version', PRICING_VERSION);
     c.header('Cache-Control', CACHE_PRICING);
-    return c.json(pricingCatalog(ctx.config), 200);
+    c.header('ETag', etag);
+    if (etagMatches(c.req.header('if-none-match'), etag)) return c.body(null, 304);
+    c.header('Content-Type', 'application/json');
+    return c.body(body, 200);
   });
 }
