@@ -13,8 +13,8 @@
  */
 import type { FreePreview } from '../payments/pricing.js';
 import type { PaidHandler } from './handler.js';
-import { agentDetailHandler } from './agent-detail.js';
-import { leaderboardPageHandler } from './leaderboard-page.js';
+import { AGENT_RATINGS_LIMIT, agentDetailHandler } from './agent-detail.js';
+import { LEADERBOARD_PAGE_LIMIT, leaderboardPageHandler } from './leaderboard-page.js';
 import { raterProfileHandler } from './rater-profile.js';
 import { walletHistoryHandler } from './wallet-history.js';
 import { walletLookupHandler, walletProfileRouteHandler, walletSnapshotHandler } from './wallet-profile.js';
@@ -184,12 +184,12 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
         },
         queryParam(
           'limit',
-          'Ratings returned (0 = the largest page, 1000); truncation is always declared in `pagination`.',
+          `Ratings returned (0 = the largest page, ${AGENT_RATINGS_LIMIT.max}); truncation is always declared in \`pagination\`.`,
           {
             type: 'integer',
-            minimum: 0,
-            maximum: 1000,
-            default: 200,
+            minimum: AGENT_RATINGS_LIMIT.min,
+            maximum: AGENT_RATINGS_LIMIT.max,
+            default: AGENT_RATINGS_LIMIT.default,
           },
         ),
         queryParam('offset', 'First rating returned.', { type: 'integer', minimum: 0, default: 0 }),
@@ -243,7 +243,12 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
       summary: 'Leaderboard past the first 100 rows, wider pages or a declared-type filter ($0.01 per call)',
       parameters: [
         queryParam('offset', 'Rows to skip.', { type: 'integer', minimum: 0, default: 0 }),
-        queryParam('limit', 'Rows per page.', { type: 'integer', minimum: 1, maximum: 500, default: 100 }),
+        queryParam('limit', 'Rows per page.', {
+          type: 'integer',
+          minimum: LEADERBOARD_PAGE_LIMIT.min,
+          maximum: LEADERBOARD_PAGE_LIMIT.max,
+          default: LEADERBOARD_PAGE_LIMIT.default,
+        }),
         queryParam('type', 'Declared type filter (self-declared, never verified).', { type: 'string' }),
       ],
       answer: 'Leaderboard page',
