@@ -32,11 +32,11 @@ import {
   type SolanaScanStats,
 } from './solana-scanner.js';
 
-export type AfterPass = (db: Database) => Promise<void>;
+type AfterPass = (db: Database) => Promise<void>;
 
 export type IndexLogger = ScannerLogger;
 
-export interface ProgressEvent {
+interface ProgressEvent {
   network: string;
   /** Blocks written so far in this pass, and blocks this pass has to cover. */
   done: number;
@@ -46,7 +46,7 @@ export interface ProgressEvent {
   target: number;
 }
 
-export interface BatchInfo {
+interface BatchInfo {
   network: string;
   /** 1-based batch number within this chain's pass. */
   batch: number;
@@ -55,7 +55,7 @@ export interface BatchInfo {
   events: number;
 }
 
-export interface PassHooks {
+interface PassHooks {
   /** Inside the batch transaction, after every write, before COMMIT: a throw rolls the batch back. */
   beforeCommit?: (info: BatchInfo, tx: Queryable) => Promise<void> | void;
   /** After the batch committed: a throw fails the chain (the batch stays written). */
@@ -92,7 +92,7 @@ export interface RunIndexPassOptions {
 }
 
 /** `stopped`: the pass was asked to stop (signal) before this chain caught up; not a failure. */
-export type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
+type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
 
 export interface ChainPassResult {
   network: string;

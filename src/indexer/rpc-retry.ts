@@ -9,7 +9,7 @@ import { sanitizeText, type ScannerLogger } from './scanner.js';
  * 'range' (getLogs asked too much: halve), 'rate_limited' (429: pause, Solana only; the EVM
  * scanner counts 429 as 'transient'), 'timeout', 'transient' (retry) or 'fatal' (give up now).
  */
-export type RpcErrorClass = 'range' | 'rate_limited' | 'timeout' | 'transient' | 'fatal';
+type RpcErrorClass = 'range' | 'rate_limited' | 'timeout' | 'transient' | 'fatal';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -20,7 +20,7 @@ export function backoffDelay(attempt: number, o: { baseDelayMs: number; maxDelay
 }
 
 /** What a retry needs: the attempt bound and the backoff delays. */
-export interface RetryPolicy {
+interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;

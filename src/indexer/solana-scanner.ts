@@ -149,7 +149,7 @@ export interface SolanaRpcSource {
   transport?: RpcTransport;
 }
 
-export interface SolanaScannerDeps extends SolanaRpcSource {
+interface SolanaScannerDeps extends SolanaRpcSource {
   /** Where the cursor, gaps and incomplete transactions are read (without it: no resume, no gap retries). */
   db?: Queryable;
 }

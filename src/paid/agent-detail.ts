@@ -46,7 +46,7 @@ import { resolveNetwork } from './params.js';
 export const AGENT_RATINGS_LIMIT = { min: 0, max: 1000, default: 200 } as const;
 export const AGENT_RATINGS_MAX_LIMIT = AGENT_RATINGS_LIMIT.max;
 
-export interface AgentDetailInput {
+interface AgentDetailInput {
   network: string;
   agentId: string;
   limit: number;

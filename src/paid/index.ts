@@ -19,7 +19,7 @@ import { raterProfileHandler } from './rater-profile.js';
 import { walletHistoryHandler } from './wallet-history.js';
 import { walletLookupHandler, walletProfileRouteHandler, walletSnapshotHandler } from './wallet-profile.js';
 
-export interface MeteredTier {
+interface MeteredTier {
   /** Stable tier id; travels in every 402 as `pricing.tier`. */
   id: string;
   /** USD as a decimal string, never a float. */
@@ -34,7 +34,7 @@ export interface MeteredTier {
   probe: string;
 }
 
-export interface OpenApiParameter {
+interface OpenApiParameter {
   name: string;
   in: 'path' | 'query';
   required: boolean;
@@ -42,7 +42,7 @@ export interface OpenApiParameter {
   schema: Record<string, unknown>;
 }
 
-export interface MeteredRoute {
+interface MeteredRoute {
   /** OpenAPI-style path (also served under /v1), e.g. `/reputation/wallet/{wallet}`. */
   path: string;
   /** The route's handler (a conditional route's handler dispatches to the handler of its tier). */

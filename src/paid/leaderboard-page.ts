@@ -14,7 +14,7 @@ import { intQuery, invalidParam, rejectUnknownQuery, singleQuery } from './commo
 export const LEADERBOARD_PAGE_LIMIT = { min: 1, max: 500, default: LEADERBOARD_FREE_ROWS } as const;
 const LEADERBOARD_TYPE_MAX_LENGTH = 200;
 
-export interface LeaderboardPageInput {
+interface LeaderboardPageInput {
   offset: number;
   limit: number;
   type: string | null;

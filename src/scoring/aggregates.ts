@@ -115,7 +115,7 @@ export function facetTotals(
 }
 
 /** `facetList` from facet totals. */
-export function facetListFromAggregates(
+function facetListFromAggregates(
   facets: readonly FacetAggregate[],
   indexMeans?: FacetIndexMeans,
 ): Facet[] {

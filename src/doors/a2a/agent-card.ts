@@ -67,7 +67,7 @@ export const AgentCardSchema = z
   })
   .openapi('AgentCard');
 
-export type AgentCardBody = z.infer<typeof AgentCardSchema>;
+type AgentCardBody = z.infer<typeof AgentCardSchema>;
 
 export function agentCard(baseUrl: string): AgentCardBody {
   const base = baseUrl.replace(/\/+$/, '');

@@ -54,7 +54,7 @@ import { LEADERBOARD_FREE_ROWS } from '../../read/leaderboard.js';
 import { ToolArgs } from '../http/schemas/params.js';
 import { isObject } from '../in-process.js';
 
-export interface ToolDeps {
+interface ToolDeps {
   call: RouteCaller;
   /** The pinned treasury (`config.treasuryAddress`); null: every challenge is DO_NOT_PAY. */
   treasury: string | null;
