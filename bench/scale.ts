@@ -40,10 +40,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
 import pg from 'pg';
-import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -56,6 +53,7 @@ import type { IndexEvent } from '../src/indexer/scanner.js';
 import { configureLogging } from '../src/log.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { startHttpServer } from '../src/server.js';
+import { autocannonRps, silenceLogs, startBareHono } from './http-load.js';
 
 const run$ = promisify(execFile);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
@@ -322,18 +320,8 @@ async function rawCopy(db: Database, events: IndexEvent[], url: string | null): 
   return (performance.now() - t0) / 1000;
 }
 
-async function autocannonRps(url: string): Promise<number> {
-  // warm-up (JIT, caches), not measured
-  for (let k = 0; k < 300; k++) await (await fetch(url)).arrayBuffer();
-  const { stdout } = await run$(
-    join(process.cwd(), 'node_modules', '.bin', 'autocannon'),
-    ['-j', '-c', String(CONNECTIONS), '-d', String(SECONDS), url],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
-  const r = JSON.parse(stdout) as { requests: { average: number }; non2xx: number; latency: { p99: number } };
-  if (r.non2xx > 0) console.log(`    (${url}: ${r.non2xx} non-2xx answers)`);
-  return r.requests.average;
-}
+/** Requests per second of `url` at this benchmark's load (BENCH_CONNECTIONS, BENCH_SECONDS). */
+const rpsAt = (url: string) => autocannonRps(url, { connections: CONNECTIONS, seconds: SECONDS });
 
 async function run(db: Database, label: string, url: string | null): Promise<void> {
   const config = {
@@ -438,25 +426,16 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
     console.log(
       `\nfree routes vs /pricing vs a bare Hono route (autocannon CLI, ${CONNECTIONS} conns, ${SECONDS} s each)`,
     );
-    configureLogging({
-      level: 'info',
-      pretty: false,
-      destination: pino.destination({ dest: '/dev/null', sync: false }),
-    });
+    silenceLogs();
     const server = await startHttpServer(ctx, { host: '127.0.0.1', port: 0 });
-    const bare = new Hono();
-    bare.get('/', (c) => c.json({ ok: true }));
-    const bareServer = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: bare.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-    });
-    const bareAddr = bareServer.address() as { port: number };
+    const bare = await startBareHono();
     const free: Record<string, number> = {};
     let pricing = 0;
     let bareRps = 0;
     try {
-      bareRps = await autocannonRps(`http://127.0.0.1:${bareAddr.port}/`);
+      bareRps = await rpsAt(bare.url);
       console.log(`  ${'bare Hono route'.padEnd(44)} ${Math.round(bareRps)} req/s`);
-      pricing = await autocannonRps(`${server.url}/pricing`);
+      pricing = await rpsAt(`${server.url}/pricing`);
       console.log(
         `  ${'/pricing'.padEnd(44)} ${Math.round(pricing)} req/s  (${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`,
       );
@@ -468,14 +447,14 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
         `/badge/${BIG}.svg`,
         '/search/0',
       ]) {
-        free[path] = await autocannonRps(`${server.url}${path}`);
+        free[path] = await rpsAt(`${server.url}${path}`);
         console.log(
           `  ${path.padEnd(44)} ${Math.round(free[path]!)} req/s  (${((100 * free[path]!) / pricing).toFixed(0)} % of /pricing)`,
         );
       }
     } finally {
       await server.close();
-      await new Promise((r) => bareServer.close(() => r(undefined)));
+      await bare.close();
       configureLogging({ level: 'warn' });
     }
     freeMin = Math.round((Math.min(...Object.values(free)) / pricing) * 1000) / 1000;

@@ -3,7 +3,7 @@
  * addresses (the Solana program id), known deployment blocks and the 12-block reorg margin. Every
  * field can be overridden per chain through CHAINS_FILE or RPC_URL_<NETWORK> (see config.ts).
  */
-export type ChainKind = 'evm' | 'solana';
+type ChainKind = 'evm' | 'solana';
 
 export interface ChainConfig {
   network: string;

@@ -10,7 +10,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export interface RateLimitConfig {
+interface RateLimitConfig {
   /** Sustained requests per second per client address. */
   rate: number;
   burst: number;
@@ -102,7 +102,7 @@ const chainOverride = z
   .strict();
 
 /** Merge CHAINS_FILE and RPC_URL_<NETWORK> over the built-in table. */
-export function resolveChains(env: Env, chainsFileText?: string): ChainConfig[] {
+function resolveChains(env: Env, chainsFileText?: string): ChainConfig[] {
   const table = builtInChains();
   if (chainsFileText !== undefined) {
     let parsed: unknown;

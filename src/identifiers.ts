@@ -3,7 +3,7 @@
  * normalized to lower case (so any case gives a byte-identical answer); Solana base58 keys are
  * case-sensitive and kept verbatim; agent ids are always strings.
  */
-export type WalletKind = 'evm' | 'solana';
+type WalletKind = 'evm' | 'solana';
 export interface ParsedWallet {
   kind: WalletKind;
   /** Normalised form used for storage and lookups. */

@@ -12,9 +12,9 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
-export interface LoggingOptions {
+interface LoggingOptions {
   level?: LogLevel;
   /** Human-readable lines instead of JSON. Default: when stdout is a terminal. */
   pretty?: boolean;

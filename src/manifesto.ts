@@ -5,7 +5,7 @@
  * stale against a number and keeps answering with the database down.
  */
 
-export const MANIFESTO_VERSION = 'manifesto@1';
+const MANIFESTO_VERSION = 'manifesto@1';
 
 export const PRINCIPLE_IDS = [
   'score-with-composition',
@@ -17,7 +17,7 @@ export const PRINCIPLE_IDS = [
   'payment-is-the-authentication',
   'every-claim-carries-its-transaction',
 ] as const;
-export type PrincipleId = (typeof PRINCIPLE_IDS)[number];
+type PrincipleId = (typeof PRINCIPLE_IDS)[number];
 
 interface Text {
   en: string;
@@ -319,7 +319,7 @@ function siblings(base: string): Record<string, string> {
   };
 }
 
-export function manifestoEditions(base: string): Manifesto['editions'] {
+function manifestoEditions(base: string): Manifesto['editions'] {
   return { en: `${base}/manifesto.md`, es: `${base}/manifesto.es.md`, html: `${base}/manifesto.html` };
 }
 

@@ -28,7 +28,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export interface PendingServer extends RunningServer {
+interface PendingServer extends RunningServer {
   /** Starts answering with the app of `ctx` (until then: 503 JSON). */
   attach(ctx: AppContext): void;
 }

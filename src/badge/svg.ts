@@ -14,13 +14,13 @@
  * `policy_version`, concentration, the self-rating gap or a campaign signal.
  */
 
-export const BADGE_HEIGHT = 20;
+const BADGE_HEIGHT = 20;
 /** Fixed width of the label box. */
-export const BADGE_LABEL_WIDTH = 98;
+const BADGE_LABEL_WIDTH = 98;
 /** The label text, left box. */
 export const BADGE_LABEL = 'reputation';
 
-export const BADGE_COLORS = Object.freeze({
+const BADGE_COLORS = Object.freeze({
   label: '#3a3a44',
   value: '#7c4dcc',
   /** No data, or a caveat (burn address). */
@@ -29,16 +29,16 @@ export const BADGE_COLORS = Object.freeze({
 });
 
 /** Value text when the wallet has no rating (registered-but-unrated and never-registered alike). */
-export const NO_RATINGS_TEXT = 'sin calificaciones';
+const NO_RATINGS_TEXT = 'sin calificaciones';
 /** Inserted after the score when the owner is a known burn address (caveat `burn-address`). */
-export const BURN_TEXT = 'burn address';
+const BURN_TEXT = 'burn address';
 /** The date slot when the index has never been refreshed (there is no refresh date to show). */
-export const NEVER_REFRESHED_TEXT = 'sin indexar';
+const NEVER_REFRESHED_TEXT = 'sin indexar';
 /** Separator between the parts of the value text (U+00B7 MIDDLE DOT between spaces). */
-export const SEPARATOR = ' \u00b7 ';
+const SEPARATOR = ' \u00b7 ';
 
-export const BADGE_FONT_FAMILY = 'DejaVu Sans,Verdana,Geneva,sans-serif';
-export const BADGE_FONT_SIZE = 11;
+const BADGE_FONT_FAMILY = 'DejaVu Sans,Verdana,Geneva,sans-serif';
+const BADGE_FONT_SIZE = 11;
 /** Horizontal padding on each side of the value text. */
 const VALUE_PADDING = 6;
 /** Baseline of the text (a 20 px box, 11 px font). */
@@ -105,7 +105,7 @@ export interface BadgeInput {
 }
 
 /** `1 rater`, `0 raters`, `12 raters`. */
-export function ratersText(n: number): string {
+function ratersText(n: number): string {
   return `${n} ${n === 1 ? 'rater' : 'raters'}`;
 }
 
@@ -114,7 +114,7 @@ export function ratersText(n: number): string {
  * address, or `sin calificaciones · <date>` when there is no score (null, never zero: a real 0
  * renders `0 · <n> raters`).
  */
-export function badgeValueText(input: BadgeInput): string {
+function badgeValueText(input: BadgeInput): string {
   const date = input.date ?? NEVER_REFRESHED_TEXT;
   if (input.scoreText === null) return [NO_RATINGS_TEXT, date].join(SEPARATOR);
   const parts = [input.scoreText];
@@ -124,7 +124,7 @@ export function badgeValueText(input: BadgeInput): string {
 }
 
 /** Colour of the value box: muted when there is no data or a caveat. */
-export function valueColor(input: BadgeInput): string {
+function valueColor(input: BadgeInput): string {
   return input.scoreText === null || input.burn ? BADGE_COLORS.muted : BADGE_COLORS.value;
 }
 

@@ -23,7 +23,7 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
-export type LockResult<R> = { acquired: true; value: R } | { acquired: false };
+type LockResult<R> = { acquired: true; value: R } | { acquired: false };
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
@@ -69,7 +69,7 @@ function parseInt8(value: string): number | bigint {
 // PostgreSQL database in different schemas never block each other.
 const LOCK_KEY_SQL = "hashtext(current_schema() || ':' || $1)";
 
-export interface OpenOptions {
+interface OpenOptions {
   /** postgres://… ; when null the embedded PGlite is used. */
   databaseUrl: string | null;
   /** PGlite data directory, or 'memory://' for an in-memory database (tests). */

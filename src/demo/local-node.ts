@@ -34,7 +34,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 
 export type Hex = `0x${string}`;
 
-export interface LocalNodeOptions {
+interface LocalNodeOptions {
   chainId: number;
   /** TCP port on 127.0.0.1; 0 or absent = a free port chosen by the OS. */
   port?: number;

@@ -37,7 +37,7 @@ export function demoKey(label: string): Hex {
   return keccak256(toHex(`repindex demo key: ${label}`));
 }
 
-export interface MarketOptions {
+interface MarketOptions {
   rpcUrl: string;
   chainId: number;
   /** Pays the gas of the deployment, the mint and every settlement (funded by the caller). */

@@ -107,7 +107,7 @@ export interface Registries {
 }
 
 /** A private key or a viem local account. */
-export type Signer = Hex | LocalAccount;
+type Signer = Hex | LocalAccount;
 
 /** One contract call, with a gas limit that is a safe upper bound (no estimation needed). */
 export interface ContractCall {
@@ -116,27 +116,27 @@ export interface ContractCall {
   gas: bigint;
 }
 
-export interface TxResult {
+interface TxResult {
   txHash: Hex;
   blockNumber: bigint;
   /** Set by {@link registerAgent} (and by {@link sendCallsInBlock} for register calls). */
   agentId?: bigint;
 }
 
-export interface SendOptions {
+interface SendOptions {
   /** Timestamp (seconds) of the block that will hold the transaction (automine node). */
   timestamp?: number;
   /** Explicit nonce; default: the account's pending transaction count. */
   nonce?: number;
 }
 
-export interface MetadataInput {
+interface MetadataInput {
   key: string;
   /** Raw bytes (0x…) or a string stored as its UTF-8 bytes. */
   value: Hex | string;
 }
 
-export interface FeedbackInput {
+interface FeedbackInput {
   agentId: bigint | number;
   value: bigint | number;
   valueDecimals?: number;

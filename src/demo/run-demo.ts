@@ -37,7 +37,7 @@ export class DemoDatabaseError extends Error {
   override name = 'DemoDatabaseError';
 }
 
-export interface StartDemoOptions {
+interface StartDemoOptions {
   /** postgres://… ; absent/null: PGlite (in memory unless dataDir is given). */
   databaseUrl?: string | null;
   /** PGlite data directory; default 'memory://'. */

@@ -35,7 +35,7 @@ import {
   type Registries,
 } from './registries.js';
 
-export type ScenarioNetwork = 'base' | 'optimism' | 'arbitrum';
+type ScenarioNetwork = 'base' | 'optimism' | 'arbitrum';
 export const SCENARIO_NETWORKS: readonly ScenarioNetwork[] = ['base', 'optimism', 'arbitrum'];
 export const SCENARIO_CHAIN_IDS: Record<ScenarioNetwork, number> = {
   base: 8453,
@@ -68,12 +68,12 @@ export const HOSTILE_TAG1: string = (() => {
  * Facts are JSON-friendly: agent ids, feedback indexes and block numbers are numbers (all small),
  * rating values are exact decimal strings of the on-chain int128 (e.g. "8750" with valueDecimals 2).
  */
-export interface AgentRef {
+interface AgentRef {
   network: ScenarioNetwork;
   agentId: number;
 }
 
-export interface RatingFact extends AgentRef {
+interface RatingFact extends AgentRef {
   rater: Address;
   feedbackIndex: number;
   value: string;
@@ -91,7 +91,7 @@ export interface RatingFact extends AgentRef {
   revoked: boolean;
 }
 
-export interface AgentFact extends AgentRef {
+interface AgentFact extends AgentRef {
   /** The relayer that called register() (`Registered.owner`). */
   minter: Address;
   /** Owner at the end of the scenario. */
@@ -106,20 +106,20 @@ export interface AgentFact extends AgentRef {
   activeRatings: number;
 }
 
-export interface RevocationFact extends AgentRef {
+interface RevocationFact extends AgentRef {
   rater: Address;
   feedbackIndex: number;
   txHash: Hex;
   timestamp: number;
 }
 
-export interface RatingRef extends AgentRef {
+interface RatingRef extends AgentRef {
   rater: Address;
   feedbackIndex: number;
   txHash: Hex;
 }
 
-export interface ChainFacts {
+interface ChainFacts {
   chainId: number;
   identityRegistry: Address;
   reputationRegistry: Address;

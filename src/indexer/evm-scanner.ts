@@ -25,7 +25,7 @@ import {
 import type { ChainConfig } from '../chains.js';
 import { recordRpcError } from '../metrics.js';
 import { IDENTITY_EVENTS, IDENTITY_TOPICS, REPUTATION_EVENTS, REPUTATION_TOPICS, TOPIC } from './evm-abi.js';
-import { backoffDelay, classifyEvmError, describeError, sleep } from './rpc-retry.js';
+import { backOffBeforeRetry, classifyEvmError, describeError } from './rpc-retry.js';
 import {
   capKeyText,
   defaultIndexLogger,
@@ -298,25 +298,37 @@ class AdaptiveRange {
   }
 }
 
-// ------------------------------------------------------------------ the scanner
+// ------------------------------------------------------------------ the scanner's steps
 
-export function createEvmScanner(
-  chain: ChainConfig,
-  opts: Partial<EvmScanOptions> = {},
-  log: ScannerLogger = defaultIndexLogger(),
-): ChainScanner & { readonly stats: EvmScanStats } {
+/** One scanner's state for one pass: the chain, its client, the options, the figures, the caches. */
+interface EvmScan {
+  chain: ChainConfig;
+  network: string;
+  identity: Hex;
+  reputation: Hex;
+  client: PublicClient;
+  o: EvmScanOptions;
+  stats: EvmScanStats;
+  log: ScannerLogger;
+  blockTimes: BlockTimes;
+  range: AdaptiveRange;
+  decode: DecodeContext;
+}
+
+/** The chain's registries, checked and lower-cased (an EVM chain with both registries set). */
+function registriesOf(chain: ChainConfig): { identity: Hex; reputation: Hex } {
   if (chain.kind !== 'evm') throw new Error(`${chain.network}: not an EVM chain`);
   if (!chain.identityRegistry || !chain.reputationRegistry) {
     throw new Error(`${chain.network}: identityRegistry and reputationRegistry must be configured`);
   }
-  const o: EvmScanOptions = { ...DEFAULT_EVM_SCAN_OPTIONS, ...opts };
-  const network = chain.network;
-  const identity = chain.identityRegistry.toLowerCase() as Hex;
-  const reputation = chain.reputationRegistry.toLowerCase() as Hex;
-  const client: PublicClient = createPublicClient({
-    transport: http(chain.rpcUrl, { retryCount: 0, timeout: o.timeoutMs }),
-  });
-  const stats: EvmScanStats = {
+  return {
+    identity: chain.identityRegistry.toLowerCase() as Hex,
+    reputation: chain.reputationRegistry.toLowerCase() as Hex,
+  };
+}
+
+function emptyStats(o: EvmScanOptions): EvmScanStats {
+  return {
     requests: 0,
     retries: 0,
     halvings: 0,
@@ -325,103 +337,32 @@ export function createEvmScanner(
     skippedLogs: 0,
     blockFetches: 0,
   };
-  const blockTimes = new BlockTimes(o.blockCacheSize);
-  const range = new AdaptiveRange(o, stats);
+}
 
-  const backoff = (attempt: number) => backoffDelay(attempt, o);
-
-  /**
-   * One JSON-RPC call with the retry policy. With `forLogs`, range-class errors (and timeouts
-   * while the range can still shrink) are thrown as RangeTooWide for the caller to halve.
-   */
-  async function call<T>(what: string, fn: () => Promise<T>, forLogs = false, canShrink = false): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      stats.requests++;
-      try {
-        return await fn();
-      } catch (err) {
-        const cls = classifyEvmError(err, forLogs);
-        recordRpcError(network, cls);
-        if (forLogs && canShrink && (cls === 'range' || cls === 'timeout')) throw new RangeTooWide(err);
-        if (cls === 'fatal' || attempt >= o.maxAttempts) {
-          throw new Error(
-            `${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${describeError(err)}`,
-            {
-              cause: err,
-            },
-          );
-        }
-        stats.retries++;
-        const delay = backoff(attempt);
-        log.debug?.(
-          `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
-          { chain: network, call: what, attempt, delay_ms: delay, kind: cls },
-        );
-        await sleep(delay);
-      }
-    }
-  }
-
-  async function getLogs(from: number, to: number, canShrink: boolean): Promise<RawLog[]> {
-    const params = {
-      address: identity === reputation ? identity : [identity, reputation],
-      topics: [[...IDENTITY_TOPICS, ...REPUTATION_TOPICS]],
-      fromBlock: toHex(from),
-      toBlock: toHex(to),
-    };
-    const logs = await call(
-      `eth_getLogs ${from}..${to}`,
-      () => client.request({ method: 'eth_getLogs', params: [params as never] }),
-      true,
-      canShrink,
-    );
-    if (!Array.isArray(logs))
-      throw new Error(`eth_getLogs ${from}..${to}: the node answered with a non-array`);
-    return logs as unknown as RawLog[];
-  }
-
-  async function blockTime(n: number): Promise<Date | null> {
-    if (blockTimes.has(n)) return blockTimes.touch(n);
-    stats.blockFetches++;
-    const block = await call(`eth_getBlockByNumber ${n}`, () =>
-      client.request({ method: 'eth_getBlockByNumber', params: [toHex(n), false] }),
-    );
-    const ts = hexToNumber((block as { timestamp?: unknown } | null)?.timestamp);
-    const t = ts === null ? null : new Date(ts * 1000);
-    blockTimes.remember(n, t);
-    return t;
-  }
-
-  async function fillBlockTimes(blocks: number[]): Promise<void> {
-    const missing = [...new Set(blocks)].filter((b) => !blockTimes.has(b));
-    let next = 0;
-    const worker = async () => {
-      while (next < missing.length) {
-        const b = missing[next++]!;
-        await blockTime(b);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(o.blockConcurrency, missing.length) }, worker));
-  }
-
-  function warnSkip(l: RawLog, why: string): void {
-    stats.skippedLogs++;
-    log.warn(
-      `[index] ${network}: skipped an undecodable log ${JSON.stringify({
-        tx: String(l.transactionHash ?? '').slice(0, 66),
-        logIndex: String(l.logIndex ?? ''),
-        block: String(l.blockNumber ?? ''),
-        topic0: String(l.topics?.[0] ?? '').slice(0, 66),
-        reason: sanitizeText(why).slice(0, 300),
-      })}`,
-    );
-  }
-
-  const decodeContext: DecodeContext = {
+/** Where decoding reports a skipped log (counted, warned) and a metadata key cut to length. */
+function decodeContextFor(
+  network: string,
+  identity: Hex,
+  reputation: Hex,
+  stats: EvmScanStats,
+  log: ScannerLogger,
+): DecodeContext {
+  return {
     network,
     identity,
     reputation,
-    skip: warnSkip,
+    skip(l, why) {
+      stats.skippedLogs++;
+      log.warn(
+        `[index] ${network}: skipped an undecodable log ${JSON.stringify({
+          tx: String(l.transactionHash ?? '').slice(0, 66),
+          logIndex: String(l.logIndex ?? ''),
+          block: String(l.blockNumber ?? ''),
+          topic0: String(l.topics?.[0] ?? '').slice(0, 66),
+          reason: sanitizeText(why).slice(0, 300),
+        })}`,
+      );
+    },
     keyCut: (l, length) =>
       log.warn(
         `[index] ${network}: metadata key of ${length} chars cut to ${MAX_META_KEY_CHARS} ${JSON.stringify({
@@ -430,96 +371,219 @@ export function createEvmScanner(
         })}`,
       ),
   };
+}
 
-  async function toBatch(from: number, to: number, logs: RawLog[]): Promise<ScanBatch> {
-    const events: IndexEvent[] = [];
-    const stamped = new Map<number, Date>();
-    for (const l of logs) {
-      const e = decodeLog(l, decodeContext);
-      if (!e) continue;
-      events.push(e);
-      const ts = hexToNumber(l.blockTimestamp);
-      if (ts !== null && !stamped.has(e.blockNumber)) stamped.set(e.blockNumber, new Date(ts * 1000));
+/**
+ * One JSON-RPC call with the retry policy. With `forLogs`, range-class errors (and timeouts
+ * while the range can still shrink) are thrown as RangeTooWide for the caller to halve.
+ */
+async function rpcCall<T>(
+  s: EvmScan,
+  what: string,
+  fn: () => Promise<T>,
+  forLogs = false,
+  canShrink = false,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    s.stats.requests++;
+    try {
+      return await fn();
+    } catch (err) {
+      const cls = classifyEvmError(err, forLogs);
+      recordRpcError(s.network, cls);
+      if (forLogs && canShrink && (cls === 'range' || cls === 'timeout')) throw new RangeTooWide(err);
+      if (cls === 'fatal' || attempt >= s.o.maxAttempts) {
+        throw new Error(
+          `${what} failed${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${describeError(err)}`,
+          { cause: err },
+        );
+      }
+      s.stats.retries++;
+      await backOffBeforeRetry(s.log, s.network, what, err, attempt, cls, s.o);
     }
-    for (const [b, t] of stamped) if (!blockTimes.has(b)) blockTimes.remember(b, t);
-    await fillBlockTimes(events.map((e) => e.blockNumber));
-    for (const e of events)
-      e.blockTime = stamped.get(e.blockNumber) ?? blockTimes.peek(e.blockNumber) ?? null;
-    events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
-    return { from, to, events };
   }
+}
 
+/** The registries' logs of blocks from..to, one eth_getLogs for both contracts. */
+async function getLogs(s: EvmScan, from: number, to: number, canShrink: boolean): Promise<RawLog[]> {
+  const params = {
+    address: s.identity === s.reputation ? s.identity : [s.identity, s.reputation],
+    topics: [[...IDENTITY_TOPICS, ...REPUTATION_TOPICS]],
+    fromBlock: toHex(from),
+    toBlock: toHex(to),
+  };
+  const logs = await rpcCall(
+    s,
+    `eth_getLogs ${from}..${to}`,
+    () => s.client.request({ method: 'eth_getLogs', params: [params as never] }),
+    true,
+    canShrink,
+  );
+  if (!Array.isArray(logs)) throw new Error(`eth_getLogs ${from}..${to}: the node answered with a non-array`);
+  return logs as unknown as RawLog[];
+}
+
+/** A block by number as the node answers it (null when it has none). */
+function getBlock(s: EvmScan, n: number): Promise<unknown> {
+  return rpcCall(s, `eth_getBlockByNumber ${n}`, () =>
+    s.client.request({ method: 'eth_getBlockByNumber', params: [toHex(n), false] }),
+  );
+}
+
+/** A block's timestamp, from the cache or the node (cached either way). */
+async function blockTime(s: EvmScan, n: number): Promise<Date | null> {
+  if (s.blockTimes.has(n)) return s.blockTimes.touch(n);
+  s.stats.blockFetches++;
+  const block = await getBlock(s, n);
+  const ts = hexToNumber((block as { timestamp?: unknown } | null)?.timestamp);
+  const t = ts === null ? null : new Date(ts * 1000);
+  s.blockTimes.remember(n, t);
+  return t;
+}
+
+/** Fetches the timestamps of the blocks not cached yet, blockConcurrency at a time. */
+async function fillBlockTimes(s: EvmScan, blocks: number[]): Promise<void> {
+  const missing = [...new Set(blocks)].filter((b) => !s.blockTimes.has(b));
+  let next = 0;
+  const worker = async () => {
+    while (next < missing.length) {
+      const b = missing[next++]!;
+      await blockTime(s, b);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(s.o.blockConcurrency, missing.length) }, worker));
+}
+
+/** Decoded events of a range's logs with their block times, in chain order. */
+async function toBatch(s: EvmScan, from: number, to: number, logs: RawLog[]): Promise<ScanBatch> {
+  const events: IndexEvent[] = [];
+  const stamped = new Map<number, Date>();
+  for (const l of logs) {
+    const e = decodeLog(l, s.decode);
+    if (!e) continue;
+    events.push(e);
+    const ts = hexToNumber(l.blockTimestamp);
+    if (ts !== null && !stamped.has(e.blockNumber)) stamped.set(e.blockNumber, new Date(ts * 1000));
+  }
+  for (const [b, t] of stamped) if (!s.blockTimes.has(b)) s.blockTimes.remember(b, t);
+  await fillBlockTimes(
+    s,
+    events.map((e) => e.blockNumber),
+  );
+  for (const e of events)
+    e.blockTime = stamped.get(e.blockNumber) ?? s.blockTimes.peek(e.blockNumber) ?? null;
+  events.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  return { from, to, events };
+}
+
+/** Fails when the endpoint serves another chain id than the configured one. */
+async function verifyChainId(s: EvmScan): Promise<void> {
+  const id = await rpcCall(s, 'eth_chainId', () => s.client.request({ method: 'eth_chainId' }));
+  const n = hexToNumber(id);
+  if (s.chain.chainId !== null && n !== s.chain.chainId) {
+    throw new Error(
+      `${s.chain.rpcUrl} serves chain id ${n ?? String(id)}, but ${s.network} is configured as ${s.chain.chainId}`,
+    );
+  }
+}
+
+/** A block's hash, lower-cased; null when the node has no such block. */
+async function blockHashAt(s: EvmScan, block: number): Promise<string | null> {
+  const hash = ((await getBlock(s, block)) as { hash?: unknown } | null)?.hash;
+  return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() : null;
+}
+
+/** The node's latest block number. */
+async function headBlock(s: EvmScan): Promise<number> {
+  const h = hexToNumber(
+    await rpcCall(s, 'eth_blockNumber', () => s.client.request({ method: 'eth_blockNumber' })),
+  );
+  if (h === null) throw new Error('eth_blockNumber returned a malformed number');
+  return h;
+}
+
+/** Whether a registry has contract code at block `b`. */
+async function registriesHaveCode(s: EvmScan, b: number): Promise<boolean> {
+  for (const address of s.identity === s.reputation ? [s.identity] : [s.identity, s.reputation]) {
+    const code = await rpcCall(s, `eth_getCode ${address} @${b}`, () =>
+      s.client.request({ method: 'eth_getCode', params: [address, toHex(b)] }),
+    );
+    if (typeof code === 'string' && code !== '0x' && code !== '0x0') return true;
+  }
+  return false;
+}
+
+/** The first block where the registries have code (binary search below `head`). */
+async function firstBlockWithCode(s: EvmScan, head: number): Promise<number> {
+  if (!(await registriesHaveCode(s, head))) {
+    throw new Error(
+      `no contract code at the registries (${s.identity}, ${s.reputation}) at block ${head}: wrong addresses, or set startBlock`,
+    );
+  }
+  let lo = 0;
+  let hi = head;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await registriesHaveCode(s, mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  s.log.info(`[index] ${s.network}: registries first have code at block ${lo}`);
+  return lo;
+}
+
+/** Batches of blocks from..to, one per getLogs range; a range too wide is halved and asked again. */
+async function* scanRanges(s: EvmScan, from: number, to: number): AsyncGenerator<ScanBatch> {
+  let cur = from;
+  while (cur <= to) {
+    const end = Math.min(to, cur + s.range.width - 1);
+    let logs: RawLog[];
+    try {
+      logs = await getLogs(s, cur, end, end > cur);
+    } catch (err) {
+      if (!(err instanceof RangeTooWide)) throw err;
+      const next = s.range.halve(end - cur + 1);
+      s.log.warn(
+        `[index] ${s.network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
+      );
+      continue;
+    }
+    yield await toBatch(s, cur, end, logs);
+    cur = end + 1;
+    s.range.succeeded(logs.length);
+  }
+}
+
+// ------------------------------------------------------------------ the scanner
+
+export function createEvmScanner(
+  chain: ChainConfig,
+  opts: Partial<EvmScanOptions> = {},
+  log: ScannerLogger = defaultIndexLogger(),
+): ChainScanner & { readonly stats: EvmScanStats } {
+  const { identity, reputation } = registriesOf(chain);
+  const o: EvmScanOptions = { ...DEFAULT_EVM_SCAN_OPTIONS, ...opts };
+  const network = chain.network;
+  const stats = emptyStats(o);
+  const s: EvmScan = {
+    chain,
+    network,
+    identity,
+    reputation,
+    client: createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, timeout: o.timeoutMs }) }),
+    o,
+    stats,
+    log,
+    blockTimes: new BlockTimes(o.blockCacheSize),
+    range: new AdaptiveRange(o, stats),
+    decode: decodeContextFor(network, identity, reputation, stats, log),
+  };
   return {
     network,
     stats,
-    async verify() {
-      const id = await call('eth_chainId', () => client.request({ method: 'eth_chainId' }));
-      const n = hexToNumber(id);
-      if (chain.chainId !== null && n !== chain.chainId) {
-        throw new Error(
-          `${chain.rpcUrl} serves chain id ${n ?? String(id)}, but ${network} is configured as ${chain.chainId}`,
-        );
-      }
-    },
-    async blockHash(block: number) {
-      const b = await call(`eth_getBlockByNumber ${block}`, () =>
-        client.request({ method: 'eth_getBlockByNumber', params: [toHex(block), false] }),
-      );
-      const hash = (b as { hash?: unknown } | null)?.hash;
-      return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() : null;
-    },
-    async head() {
-      const h = hexToNumber(
-        await call('eth_blockNumber', () => client.request({ method: 'eth_blockNumber' })),
-      );
-      if (h === null) throw new Error('eth_blockNumber returned a malformed number');
-      return h;
-    },
-    async discoverStartBlock(head: number) {
-      const hasCode = async (b: number) => {
-        for (const address of identity === reputation ? [identity] : [identity, reputation]) {
-          const code = await call(`eth_getCode ${address} @${b}`, () =>
-            client.request({ method: 'eth_getCode', params: [address, toHex(b)] }),
-          );
-          if (typeof code === 'string' && code !== '0x' && code !== '0x0') return true;
-        }
-        return false;
-      };
-      if (!(await hasCode(head))) {
-        throw new Error(
-          `no contract code at the registries (${identity}, ${reputation}) at block ${head}: wrong addresses, or set startBlock`,
-        );
-      }
-      let lo = 0;
-      let hi = head;
-      while (lo < hi) {
-        const mid = Math.floor((lo + hi) / 2);
-        if (await hasCode(mid)) hi = mid;
-        else lo = mid + 1;
-      }
-      log.info(`[index] ${network}: registries first have code at block ${lo}`);
-      return lo;
-    },
-    async *scan(from: number, to: number) {
-      let cur = from;
-      while (cur <= to) {
-        const end = Math.min(to, cur + range.width - 1);
-        let logs: RawLog[];
-        try {
-          logs = await getLogs(cur, end, end > cur);
-        } catch (err) {
-          if (!(err instanceof RangeTooWide)) throw err;
-          const next = range.halve(end - cur + 1);
-          log.warn(
-            `[index] ${network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
-          );
-          continue;
-        }
-        const batch = await toBatch(cur, end, logs);
-        yield batch;
-        cur = end + 1;
-        range.succeeded(logs.length);
-      }
-    },
+    verify: () => verifyChainId(s),
+    blockHash: (block: number) => blockHashAt(s, block),
+    head: () => headBlock(s),
+    discoverStartBlock: (head: number) => firstBlockWithCode(s, head),
+    scan: (from: number, to: number) => scanRanges(s, from, to),
   };
 }

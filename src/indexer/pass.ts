@@ -24,7 +24,7 @@ import { createEvmScanner, type EvmScanOptions, type EvmScanStats } from './evm-
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
-import { defaultIndexLogger, type ChainScanner, type ScannerLogger } from './scanner.js';
+import { defaultIndexLogger, type ChainScanner, type ScanBatch, type ScannerLogger } from './scanner.js';
 import {
   createSolanaScanner,
   type SolanaRpcSource,
@@ -32,11 +32,11 @@ import {
   type SolanaScanStats,
 } from './solana-scanner.js';
 
-export type AfterPass = (db: Database) => Promise<void>;
+type AfterPass = (db: Database) => Promise<void>;
 
 export type IndexLogger = ScannerLogger;
 
-export interface ProgressEvent {
+interface ProgressEvent {
   network: string;
   /** Blocks written so far in this pass, and blocks this pass has to cover. */
   done: number;
@@ -46,7 +46,7 @@ export interface ProgressEvent {
   target: number;
 }
 
-export interface BatchInfo {
+interface BatchInfo {
   network: string;
   /** 1-based batch number within this chain's pass. */
   batch: number;
@@ -55,7 +55,7 @@ export interface BatchInfo {
   events: number;
 }
 
-export interface PassHooks {
+interface PassHooks {
   /** Inside the batch transaction, after every write, before COMMIT: a throw rolls the batch back. */
   beforeCommit?: (info: BatchInfo, tx: Queryable) => Promise<void> | void;
   /** After the batch committed: a throw fails the chain (the batch stays written). */
@@ -92,7 +92,7 @@ export interface RunIndexPassOptions {
 }
 
 /** `stopped`: the pass was asked to stop (signal) before this chain caught up; not a failure. */
-export type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
+type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
 
 export interface ChainPassResult {
   network: string;
@@ -409,16 +409,9 @@ function makeScanner(
   return null; // a chain kind without a scanner yet
 }
 
-async function indexChain(
-  chain: ChainConfig,
-  opts: RunIndexPassOptions,
-  log: IndexLogger,
-  progress: Progress,
-  now: () => Date,
-): Promise<ChainPassResult> {
-  const { db } = opts;
-  const t0 = Date.now();
-  const result: ChainPassResult = {
+/** A chain's result before its pass: ok, nothing scanned yet. */
+function emptyChainResult(chain: ChainConfig): ChainPassResult {
+  return {
     network: chain.network,
     kind: chain.kind,
     status: 'ok',
@@ -431,6 +424,157 @@ async function indexChain(
     batches: 0,
     millis: 0,
   };
+}
+
+/**
+ * Deep reorg (below the confirmation margin): the chain no longer has the newest checkpoint's
+ * block. Rolls back to the common ancestor in one transaction (the scan goes on from there) and
+ * records it in the result.
+ */
+async function healDeepReorg(
+  db: Database,
+  chain: ChainConfig,
+  blockHash: (block: number) => Promise<string | null>,
+  log: IndexLogger,
+  result: ChainPassResult,
+): Promise<void> {
+  const healed = await healReorg(db, chain.network, blockHash);
+  if (!healed) return;
+  result.reorg = { mismatchAt: healed.mismatchAt, ancestor: healed.ancestor, fullRescan: healed.fullRescan };
+  log.warn(
+    `[index] ${chain.network}: reorg below the margin: block ${healed.mismatchAt} is no longer on the chain; ` +
+      `rolled back to ${healed.fullRescan ? 'the start block (full rescan)' : `block ${healed.ancestor}`}: ` +
+      `-${healed.ratings} ratings, -${healed.revocations} revocations, -${healed.transfers} transfers, ` +
+      `-${healed.metadata} metadata, -${healed.agents} agents, ${healed.unrevoked} ratings un-revoked`,
+  );
+}
+
+/**
+ * The first block this pass scans: above the checkpoint, never below the start block (found by
+ * the scanner and stored on a chain's first pass).
+ */
+async function firstBlockToScan(
+  db: Database,
+  chain: ChainConfig,
+  scanner: ChainScanner,
+  head: number,
+  target: number,
+  log: IndexLogger,
+): Promise<number> {
+  const position = await readScanPosition(db, chain.network);
+  let start = chain.startBlock ?? position.startBlock;
+  if (start === null && position.lastScannedBlock === null) {
+    start = await scanner.discoverStartBlock(Math.max(0, head));
+    await setStartBlock(db, chain.network, start);
+  }
+  const checkpoint = position.lastScannedBlock;
+  if (checkpoint !== null && checkpoint > target) {
+    log.info(
+      `[index] ${chain.network}: checkpoint ${checkpoint} is ahead of head − confirmations ${target}; nothing to do`,
+    );
+  }
+  return Math.max(checkpoint === null ? 0 : checkpoint + 1, start ?? 0);
+}
+
+/** What one batch's ingest needs to know about the scan it belongs to. */
+interface ScanSpan {
+  from: number;
+  target: number;
+  head: number;
+  total: number;
+}
+
+/**
+ * Writes one batch with its checkpoint (and its persisted scan state, its block hash, the
+ * caller's hook) in one transaction; returns whether it was the last one.
+ */
+async function ingestScanBatch(
+  chain: ChainConfig,
+  scanner: ChainScanner,
+  batch: ScanBatch,
+  span: ScanSpan,
+  opts: RunIndexPassOptions,
+  progress: Progress,
+  result: ChainPassResult,
+  now: () => Date,
+): Promise<boolean> {
+  const { from, target, head, total } = span;
+  const info: BatchInfo = {
+    network: chain.network,
+    batch: result.batches + 1,
+    from: batch.from,
+    to: batch.to,
+    events: batch.events.length,
+  };
+  // A non-advancing batch (a page of a backwards walk, healed gaps) leaves the checkpoint.
+  const advance = batch.advance !== false;
+  const last = advance && batch.to >= target;
+  // The checkpoint block's hash, stored with the batch (the next pass compares it).
+  const hash = scanner.blockHash && advance ? await scanner.blockHash(batch.to) : null;
+  const beforeCommit = opts.hooks?.beforeCommit;
+  const counts = await ingestBatch(
+    opts.db,
+    batch.events,
+    {
+      network: chain.network,
+      lastScannedBlock: advance ? batch.to : null,
+      headAtLastSync: head,
+      caughtUp: last,
+      successAt: last ? now() : null,
+    },
+    {
+      beforeCommit: async (tx) => {
+        if (batch.persist) await batch.persist(tx);
+        if (hash !== null) await recordCheckpointHash(tx, chain.network, batch.to, hash);
+        if (beforeCommit) await beforeCommit(info, tx);
+      },
+    },
+  );
+  result.batches++;
+  if (advance) result.to = batch.to;
+  result.events += batch.events.length;
+  addCounts(result.inserted, counts);
+  // (a backwards walk's page: everything above its lowest block is done)
+  const p: ProgressEvent = {
+    network: chain.network,
+    done: advance ? batch.to - from + 1 : Math.max(0, Math.min(total - 1, target - batch.from + 1)),
+    total,
+    block: batch.to,
+    target,
+  };
+  progress.update(p, last);
+  opts.onProgress?.(p);
+  if (opts.hooks?.afterBatch) await opts.hooks.afterBatch(info);
+  return last;
+}
+
+/** A failed chain: the error (URLs redacted) in the result and in `chains.last_error`. */
+async function recordChainFailure(
+  db: Database,
+  chain: ChainConfig,
+  e: unknown,
+  result: ChainPassResult,
+  now: () => Date,
+): Promise<void> {
+  result.status = 'failed';
+  result.ok = false;
+  // Error texts may carry the RPC URL (an API key in it): stripped before logs and last_error.
+  result.error = redactUrls(describeError(e));
+  result.endpoint = chain.rpcUrl ? redactUrl(chain.rpcUrl) : '(none configured)';
+  result.cause = rootCause(e);
+  await recordChainError(db, chain.network, result.error, now());
+}
+
+async function indexChain(
+  chain: ChainConfig,
+  opts: RunIndexPassOptions,
+  log: IndexLogger,
+  progress: Progress,
+  now: () => Date,
+): Promise<ChainPassResult> {
+  const { db } = opts;
+  const t0 = Date.now();
+  const result = emptyChainResult(chain);
   let scanner: (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null = null;
   try {
     scanner = makeScanner(chain, opts, log);
@@ -445,38 +589,8 @@ async function indexChain(
     const head = await scanner.head();
     result.head = head;
     const target = head - chain.confirmations;
-    // Deep reorg (below the confirmation margin): the chain no longer has the newest checkpoint's
-    // block. Roll back to the common ancestor in one transaction, then scan on from there.
-    if (scanner.blockHash) {
-      const blockHash = scanner.blockHash.bind(scanner);
-      const healed = await healReorg(db, chain.network, blockHash);
-      if (healed) {
-        result.reorg = {
-          mismatchAt: healed.mismatchAt,
-          ancestor: healed.ancestor,
-          fullRescan: healed.fullRescan,
-        };
-        log.warn(
-          `[index] ${chain.network}: reorg below the margin: block ${healed.mismatchAt} is no longer on the chain; ` +
-            `rolled back to ${healed.fullRescan ? 'the start block (full rescan)' : `block ${healed.ancestor}`}: ` +
-            `-${healed.ratings} ratings, -${healed.revocations} revocations, -${healed.transfers} transfers, ` +
-            `-${healed.metadata} metadata, -${healed.agents} agents, ${healed.unrevoked} ratings un-revoked`,
-        );
-      }
-    }
-    const position = await readScanPosition(db, chain.network);
-    let start = chain.startBlock ?? position.startBlock;
-    if (start === null && position.lastScannedBlock === null) {
-      start = await scanner.discoverStartBlock(Math.max(0, head));
-      await setStartBlock(db, chain.network, start);
-    }
-    const checkpoint = position.lastScannedBlock;
-    const from = Math.max(checkpoint === null ? 0 : checkpoint + 1, start ?? 0);
-    if (checkpoint !== null && checkpoint > target) {
-      log.info(
-        `[index] ${chain.network}: checkpoint ${checkpoint} is ahead of head − confirmations ${target}; nothing to do`,
-      );
-    }
+    if (scanner.blockHash) await healDeepReorg(db, chain, scanner.blockHash.bind(scanner), log, result);
+    const from = await firstBlockToScan(db, chain, scanner, head, target, log);
 
     if (from > target) {
       // Nothing new below the margin: still record the sync (head, success, caught up).
@@ -492,55 +606,10 @@ async function indexChain(
     }
 
     result.from = from;
-    const total = target - from + 1;
-    progress.update({ network: chain.network, done: 0, total, block: from - 1, target }, true);
+    const span: ScanSpan = { from, target, head, total: target - from + 1 };
+    progress.update({ network: chain.network, done: 0, total: span.total, block: from - 1, target }, true);
     for await (const batch of scanner.scan(from, target)) {
-      const info: BatchInfo = {
-        network: chain.network,
-        batch: result.batches + 1,
-        from: batch.from,
-        to: batch.to,
-        events: batch.events.length,
-      };
-      // A non-advancing batch (a page of a backwards walk, healed gaps) leaves the checkpoint.
-      const advance = batch.advance !== false;
-      const last = advance && batch.to >= target;
-      // The checkpoint block's hash, stored with the batch (the next pass compares it).
-      const hash = scanner.blockHash && advance ? await scanner.blockHash(batch.to) : null;
-      const beforeCommit = opts.hooks?.beforeCommit;
-      const counts = await ingestBatch(
-        db,
-        batch.events,
-        {
-          network: chain.network,
-          lastScannedBlock: advance ? batch.to : null,
-          headAtLastSync: head,
-          caughtUp: last,
-          successAt: last ? now() : null,
-        },
-        {
-          beforeCommit: async (tx) => {
-            if (batch.persist) await batch.persist(tx);
-            if (hash !== null) await recordCheckpointHash(tx, chain.network, batch.to, hash);
-            if (beforeCommit) await beforeCommit(info, tx);
-          },
-        },
-      );
-      result.batches++;
-      if (advance) result.to = batch.to;
-      result.events += batch.events.length;
-      addCounts(result.inserted, counts);
-      // (a backwards walk's page: everything above its lowest block is done)
-      const p: ProgressEvent = {
-        network: chain.network,
-        done: advance ? batch.to - from + 1 : Math.max(0, Math.min(total - 1, target - batch.from + 1)),
-        total,
-        block: batch.to,
-        target,
-      };
-      progress.update(p, last);
-      opts.onProgress?.(p);
-      if (opts.hooks?.afterBatch) await opts.hooks.afterBatch(info);
+      const last = await ingestScanBatch(chain, scanner, batch, span, opts, progress, result, now);
       // The batch boundary: everything so far is committed with its checkpoint.
       if (!last && opts.signal?.aborted) {
         result.status = 'stopped';
@@ -550,13 +619,7 @@ async function indexChain(
     }
     return result;
   } catch (e) {
-    result.status = 'failed';
-    result.ok = false;
-    // Error texts may carry the RPC URL (an API key in it): stripped before logs and last_error.
-    result.error = redactUrls(describeError(e));
-    result.endpoint = chain.rpcUrl ? redactUrl(chain.rpcUrl) : '(none configured)';
-    result.cause = rootCause(e);
-    await recordChainError(db, chain.network, result.error, now());
+    await recordChainFailure(db, chain, e, result, now);
     return result;
   } finally {
     result.millis = Date.now() - t0;

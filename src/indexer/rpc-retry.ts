@@ -3,13 +3,13 @@
  * @solana/kit), exponential backoff with jitter, the Retry-After of a 429, per-call timeouts and
  * the one-line error description used in logs and `chains.last_error`.
  */
-import { sanitizeText } from './scanner.js';
+import { sanitizeText, type ScannerLogger } from './scanner.js';
 
 /**
  * 'range' (getLogs asked too much: halve), 'rate_limited' (429: pause, Solana only; the EVM
  * scanner counts 429 as 'transient'), 'timeout', 'transient' (retry) or 'fatal' (give up now).
  */
-export type RpcErrorClass = 'range' | 'rate_limited' | 'timeout' | 'transient' | 'fatal';
+type RpcErrorClass = 'range' | 'rate_limited' | 'timeout' | 'transient' | 'fatal';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -17,6 +17,34 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 export function backoffDelay(attempt: number, o: { baseDelayMs: number; maxDelayMs: number }): number {
   const cap = Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(cap / 2 + Math.random() * (cap / 2));
+}
+
+/** What a retry needs: the attempt bound and the backoff delays. */
+interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/**
+ * The wait before retry `attempt` of a failed call, shared by both scanners: the backoff delay,
+ * logged at debug level (chain, call, attempt, delay, error class), then slept.
+ */
+export async function backOffBeforeRetry(
+  log: ScannerLogger,
+  network: string,
+  what: string,
+  err: unknown,
+  attempt: number,
+  kind: RpcErrorClass,
+  o: RetryPolicy,
+): Promise<void> {
+  const delay = backoffDelay(attempt, o);
+  log.debug?.(
+    `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
+    { chain: network, call: what, attempt, delay_ms: delay, kind },
+  );
+  await sleep(delay);
 }
 
 /** The Retry-After of a 429 (seconds or an HTTP date) in milliseconds; null when absent. */

@@ -158,7 +158,7 @@ export function scaleDecimal(raw: bigint, decimals: number): string {
 }
 
 /** Structured fields of a log line (chain, block range, cause, …). */
-export type LogFields = Record<string, unknown>;
+type LogFields = Record<string, unknown>;
 
 /**
  * Where the indexer's lines go. The default is the process logger (src/log.ts); tests pass a

@@ -10,7 +10,7 @@ import type { Database } from '../db/database.js';
 import { defaultIndexLogger } from './scanner.js';
 import { runIndexPass, type IndexLogger, type PassReport, type RunIndexPassOptions } from './pass.js';
 
-export interface IndexSchedulerOptions {
+interface IndexSchedulerOptions {
   db: Database;
   config: Config;
   /** Overrides config.indexerPeriodSeconds. */
@@ -22,7 +22,7 @@ export interface IndexSchedulerOptions {
   pass?: Omit<RunIndexPassOptions, 'db' | 'config'>;
 }
 
-export interface IndexScheduler {
+interface IndexScheduler {
   /** Runs a pass now (or joins the running one); null when it threw or the scheduler is stopped. */
   runNow(): Promise<PassReport | null>;
   stop(): Promise<void>;

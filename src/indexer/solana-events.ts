@@ -151,7 +151,7 @@ export interface FeedbackRevoked {
   sealHash: Uint8Array;
   slot: bigint;
 }
-export type SolanaEvent =
+type SolanaEvent =
   AgentRegistered | AgentOwnerSynced | UriUpdated | MetadataSet | NewFeedback | FeedbackRevoked;
 
 type Decoder = (r: BorshReader) => SolanaEvent;
@@ -262,7 +262,7 @@ const BY_DISCRIMINATOR = new Map<string, string>(
   [...Object.keys(DECODERS), ...IGNORED_EVENTS].map((n) => [hexOf(eventDiscriminator(n)), n]),
 );
 
-export type DecodeResult =
+type DecodeResult =
   | { ok: true; event: SolanaEvent }
   | { ok: false; ignored: true; name: string }
   | { ok: false; ignored: false; reason: string };
@@ -288,7 +288,7 @@ export function decodeEvent(data: Uint8Array): DecodeResult {
 
 // ------------------------------------------------------------------ log extraction
 
-export interface ProgramData {
+interface ProgramData {
   /** 0-based order of this program's `Program data:` lines in the transaction: a stable index. */
   index: number;
   /** The decoded payload; null when the base64 is malformed. */

@@ -56,9 +56,9 @@ import {
   type ScanGap,
 } from '../store/solana-scan.js';
 import {
+  backOffBeforeRetry,
   backoffDelay,
   classifySolanaError,
-  describeError,
   retryAfterMs,
   sleep,
   withTimeout,
@@ -149,7 +149,7 @@ export interface SolanaRpcSource {
   transport?: RpcTransport;
 }
 
-export interface SolanaScannerDeps extends SolanaRpcSource {
+interface SolanaScannerDeps extends SolanaRpcSource {
   /** Where the cursor, gaps and incomplete transactions are read (without it: no resume, no gap retries). */
   db?: Queryable;
 }
@@ -294,12 +294,7 @@ function solanaCaller(
       if (kind === 'timeout') stats.timeouts++;
       if (++attempt >= o.maxAttempts) throw err;
       stats.retries++;
-      const delay = backoffDelay(attempt, o);
-      log.debug?.(
-        `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
-        { chain: network, call: what, attempt, delay_ms: delay, kind },
-      );
-      await sleep(delay);
+      await backOffBeforeRetry(log, network, what, err, attempt, kind, o);
     }
   };
 }
@@ -419,7 +414,342 @@ function decodeTransaction(
   return { events, incomplete };
 }
 
-/** Fetches and decodes positioned transactions, in order, with the limiter bounding the calls. */
+// ------------------------------------------------------------------ the scanner's steps
+
+/** One scanner's state: the chain, its RPC and the policy of its calls, the figures, the database. */
+interface SolanaScan {
+  network: string;
+  program: Address;
+  rpc: Rpc<SolanaRpcApi>;
+  call: SolanaCall;
+  o: SolanaScanOptions;
+  stats: SolanaScanStats;
+  log: ScannerLogger;
+  /** Where the cursor, gaps and incomplete transactions are read (null: no resume, no gap retries). */
+  db: Queryable | null;
+  decode: DecodeContext;
+  /** The genesis hash verify() expects (null: any cluster). */
+  expectedGenesis: string | null;
+}
+
+/** The options given over the defaults (an undefined value keeps the default). */
+function solanaOptions(opts: Partial<SolanaScanOptions>): SolanaScanOptions {
+  const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS };
+  for (const [k, v] of Object.entries(opts))
+    if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
+  return o;
+}
+
+/** The genesis hash to expect: the option's, else mainnet-beta's for `solana`, else none. */
+function expectedGenesisOf(network: string, o: SolanaScanOptions): string | null {
+  if (o.expectedGenesisHash !== undefined) return o.expectedGenesisHash;
+  return network === 'solana' ? SOLANA_MAINNET_GENESIS : null;
+}
+
+function emptyStats(minConcurrency: number): SolanaScanStats {
+  return {
+    requests: 0,
+    retries: 0,
+    signaturePages: 0,
+    transactions: 0,
+    failedTransactions: 0,
+    skippedEvents: 0,
+    rateLimited: 0,
+    timeouts: 0,
+    minConcurrency,
+    gaps: 0,
+    gapsHealed: 0,
+    incomplete: 0,
+    peakSignatures: 0,
+  };
+}
+
+/** Where decoding reports an event it skips (counted, warned with the hostile text escaped). */
+function decodeContextFor(
+  network: string,
+  programId: string,
+  stats: SolanaScanStats,
+  log: ScannerLogger,
+): DecodeContext {
+  return {
+    network,
+    programId,
+    stats,
+    skip(sig, slot, index, why) {
+      stats.skippedEvents++;
+      log.warn(
+        `[index] ${network}: skipped an undecodable event ${JSON.stringify({
+          tx: sanitizeText(sig).slice(0, 100),
+          slot,
+          index,
+          reason: sanitizeText(why).slice(0, 300),
+        })}`,
+      );
+    },
+  };
+}
+
+/** One page of the program's signatures (newest first), below `before` when given. */
+async function signaturePage(s: SolanaScan, before: string | undefined): Promise<SigInfo[]> {
+  const page = await s.call('getSignaturesForAddress', (abortSignal) =>
+    s.rpc
+      .getSignaturesForAddress(s.program, {
+        commitment: 'finalized',
+        limit: s.o.pageLimit,
+        ...(before ? { before: toSignature(before) } : {}),
+      })
+      .send({ abortSignal }),
+  );
+  s.stats.signaturePages++;
+  return page.map((x) => ({
+    signature: x.signature as string,
+    slot: Number(x.slot),
+    failed: x.err !== null && x.err !== undefined,
+  }));
+}
+
+/** The transaction, or null when the node does not serve it after `tries` answers of null. */
+async function fetchTx(s: SolanaScan, sig: string, tries: number): Promise<TxView | null> {
+  for (let attempt = 1; ; attempt++) {
+    const tx = await s.call(`getTransaction ${sig.slice(0, 16)}…`, (abortSignal) =>
+      s.rpc
+        .getTransaction(toSignature(sig), {
+          commitment: 'finalized',
+          encoding: 'json',
+          maxSupportedTransactionVersion: 0,
+        })
+        .send({ abortSignal }),
+    );
+    if (tx) return tx as unknown as TxView;
+    if (attempt >= tries) return null;
+    await sleep(backoffDelay(attempt, s.o));
+  }
+}
+
+type Decoded = { events: IndexEvent[]; incomplete: string | null };
+
+/** Fetches and decodes positioned transactions, in order (null: not served), txConcurrency at a time. */
+async function fetchAndDecode(
+  s: SolanaScan,
+  sigs: readonly PositionedSig[],
+  tries: number,
+): Promise<(Decoded | null)[]> {
+  const results: (Decoded | null)[] = new Array(sigs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < sigs.length) {
+      const i = next++;
+      const sig = sigs[i]!;
+      const tx = await fetchTx(s, sig.signature, tries);
+      results[i] = tx ? decodeTransaction(sig, tx, s.decode) : null;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, s.o.txConcurrency), sigs.length) }, worker));
+  return results;
+}
+
+/** Sorts decoded transactions into events, gaps (not served), healed signatures and incomplete ones. */
+function collectFetched(s: SolanaScan, sigs: readonly PositionedSig[], results: (Decoded | null)[]): Fetched {
+  const out: Fetched = { events: [], gaps: [], healed: [], incomplete: [] };
+  for (const [i, r] of results.entries()) {
+    const sig = sigs[i]!;
+    if (!r) {
+      out.gaps.push({ signature: sig.signature, slot: sig.slot, txIndex: sig.txIndex });
+      continue;
+    }
+    out.healed.push(sig.signature);
+    for (const e of r.events) out.events.push(e);
+    if (r.incomplete) {
+      s.stats.incomplete++;
+      out.incomplete.push({
+        signature: sig.signature,
+        slot: sig.slot,
+        reason: r.incomplete,
+        eventsKept: r.events.length,
+      });
+      s.log.warn(
+        `[index] ${s.network}: transaction ${sig.signature} (slot ${sig.slot}) is incomplete: ${r.incomplete}; ` +
+          `${r.events.length} events kept, recorded in incomplete_transactions`,
+        {
+          chain: s.network,
+          tx: sig.signature,
+          slot: sig.slot,
+          reason: r.incomplete,
+          events_kept: r.events.length,
+        },
+      );
+    }
+  }
+  return out;
+}
+
+async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: number): Promise<Fetched> {
+  return collectFetched(s, sigs, await fetchAndDecode(s, sigs, tries));
+}
+
+/** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
+async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise<void> {
+  await recordScanGaps(tx, s.network, f.gaps);
+  if (s.db) await clearScanGaps(tx, s.network, f.healed);
+  await recordIncompleteTransactions(tx, s.network, f.incomplete);
+}
+
+/** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
+async function* retryGaps(s: SolanaScan): AsyncGenerator<ScanBatch> {
+  if (!s.db || s.o.gapRetryLimit <= 0) return;
+  const sigs = await readScanGaps(s.db, s.network, s.o.gapRetryLimit);
+  if (sigs.length === 0) return;
+  const f = await fetchAll(s, sigs, 1);
+  s.stats.gapsHealed += f.healed.length;
+  if (f.healed.length)
+    s.log.info(`[index] ${s.network}: ${f.healed.length} of ${sigs.length} gaps served now and indexed`, {
+      chain: s.network,
+      healed: f.healed.length,
+      tried: sigs.length,
+    });
+  yield {
+    from: sigs[0]!.slot,
+    to: sigs[sigs.length - 1]!.slot,
+    events: f.events,
+    advance: false,
+    persist: (tx) => persistFetched(s, tx, f),
+  };
+}
+
+/** Fetches a page's complete slots; the transactions not served are counted and warned as gaps. */
+async function fetchPage(s: SolanaScan, ready: readonly SigInfo[]): Promise<Fetched> {
+  const f = await fetchAll(s, positionSignatures(ready, s.stats), s.o.nullAttempts);
+  s.stats.gaps += f.gaps.length;
+  for (const g of f.gaps)
+    s.log.warn(
+      `[index] ${s.network}: the node did not serve transaction ${g.signature} (slot ${g.slot}); recorded as a gap, retried on later passes`,
+      { chain: s.network, tx: g.signature, slot: g.slot },
+    );
+  return f;
+}
+
+/**
+ * The walk's last batch: moves the checkpoint to `to`, deletes the cursor and, when the walk
+ * reached the start of the program's history, records its oldest slot as the start block.
+ */
+function finalWalkBatch(
+  s: SolanaScan,
+  from: number,
+  to: number,
+  f: Fetched,
+  oldestOfHistory: number | null,
+): ScanBatch {
+  return {
+    from,
+    to,
+    events: f.events,
+    persist: async (tx) => {
+      await persistFetched(s, tx, f);
+      if (s.db) await clearWalkCursor(tx, s.network);
+      if (oldestOfHistory !== null) await raiseStartBlock(tx, s.network, oldestOfHistory);
+    },
+  };
+}
+
+/** A batch in the middle of the walk: does not advance the checkpoint, saves the cursor at `low`. */
+function midWalkBatch(s: SolanaScan, from: number, to: number, f: Fetched, low: SigInfo): ScanBatch {
+  return {
+    from: low.slot,
+    to,
+    events: f.events,
+    advance: false,
+    persist: async (tx) => {
+      await persistFetched(s, tx, f);
+      if (s.db)
+        await saveWalkCursor(tx, s.network, {
+          fromSlot: from,
+          toSlot: to,
+          beforeSignature: low.signature,
+          lowSlot: low.slot,
+        });
+    },
+  };
+}
+
+/**
+ * The walk over [from, to], newest to oldest, starting below `before` (undefined: at the newest
+ * signature). Yields one non-advancing batch per page of complete slots and, last, the batch
+ * that moves the checkpoint to `to` and ends the walk.
+ */
+async function* walk(
+  s: SolanaScan,
+  from: number,
+  to: number,
+  before: string | undefined,
+): AsyncGenerator<ScanBatch> {
+  let cursor = before;
+  // Signatures of the lowest slot seen so far, which may continue on the next page (newest first).
+  let held: SigInfo[] = [];
+  for (;;) {
+    const page = await signaturePage(s, cursor);
+    if (page.length) cursor = page[page.length - 1]!.signature;
+    const step = completeSlots(page, held, from, to, s.o.pageLimit);
+    s.stats.peakSignatures = Math.max(s.stats.peakSignatures, step.seen);
+    const { ready, done, ended, reachedFrom } = step;
+    held = step.held;
+    if (!done && ready.length === 0) continue;
+    const f = await fetchPage(s, ready);
+    const oldest = ready.length ? ready[ready.length - 1]! : null;
+    if (done) {
+      yield finalWalkBatch(s, from, to, f, ended && !reachedFrom && oldest ? oldest.slot : null);
+      return;
+    }
+    yield midWalkBatch(s, from, to, f, oldest!);
+  }
+}
+
+/**
+ * The walk over [from, to]: an interrupted walk over [from, c.toSlot] with c.toSlot ≤ to is
+ * finished below its cursor first, then the rest is walked; any other cursor is dropped.
+ */
+async function* walkOrResume(s: SolanaScan, from: number, to: number): AsyncGenerator<ScanBatch> {
+  let start = from;
+  if (s.db) {
+    const c = await readWalkCursor(s.db, s.network);
+    if (c && c.fromSlot === from && c.toSlot <= to) {
+      const resumeTo = c.toSlot;
+      s.log.info(
+        `[index] ${s.network}: resuming the walk over slots ${from}..${resumeTo} below slot ${c.lowSlot}`,
+        {
+          chain: s.network,
+          from,
+          to: resumeTo,
+          low_slot: c.lowSlot,
+        },
+      );
+      yield* walk(s, from, resumeTo, c.beforeSignature);
+      start = resumeTo + 1;
+    } else if (c) {
+      await clearWalkCursor(s.db, s.network);
+    }
+  }
+  if (start <= to) yield* walk(s, start, to, undefined);
+}
+
+/** Fails when the endpoint serves another cluster than the expected one. */
+async function verifyGenesis(s: SolanaScan): Promise<void> {
+  const genesis = await s.call('getGenesisHash', (abortSignal) =>
+    s.rpc.getGenesisHash().send({ abortSignal }),
+  );
+  if (s.expectedGenesis && genesis !== s.expectedGenesis)
+    throw new Error(
+      `${s.network}: the RPC endpoint serves genesis ${sanitizeText(String(genesis)).slice(0, 64)}, expected ${s.expectedGenesis} (wrong cluster?)`,
+    );
+}
+
+/** The latest finalized slot. */
+async function finalizedSlot(s: SolanaScan): Promise<number> {
+  return Number(
+    await s.call('getSlot', (abortSignal) =>
+      s.rpc.getSlot({ commitment: 'finalized' }).send({ abortSignal }),
+    ),
+  );
+}
 
 // ------------------------------------------------------------------ the scanner
 
@@ -429,283 +759,39 @@ export function createSolanaScanner(
   log: ScannerLogger = defaultIndexLogger(),
   deps: SolanaScannerDeps = {},
 ): ChainScanner & { solanaStats: SolanaScanStats } {
-  const o: SolanaScanOptions = { ...DEFAULT_SOLANA_SCAN_OPTIONS };
-  for (const [k, v] of Object.entries(opts))
-    if (v !== undefined) (o as unknown as Record<string, unknown>)[k] = v;
+  const o = solanaOptions(opts);
   if (!chain.programId) throw new Error(`chain "${chain.network}" has no programId`);
-  const program: Address = address(chain.programId);
-  const programId = chain.programId;
   const network = chain.network;
-  const db = deps.db ?? null;
-  const rpc: Rpc<SolanaRpcApi> =
-    deps.rpc ??
-    (deps.transport ? createSolanaRpcFromTransport(deps.transport) : createSolanaRpc(chain.rpcUrl));
-  const expectedGenesis =
-    o.expectedGenesisHash !== undefined
-      ? o.expectedGenesisHash
-      : network === 'solana'
-        ? SOLANA_MAINNET_GENESIS
-        : null;
   const limiter = new Limiter(o.txConcurrency);
-  const stats: SolanaScanStats = {
-    requests: 0,
-    retries: 0,
-    signaturePages: 0,
-    transactions: 0,
-    failedTransactions: 0,
-    skippedEvents: 0,
-    rateLimited: 0,
-    timeouts: 0,
-    minConcurrency: limiter.limit,
-    gaps: 0,
-    gapsHealed: 0,
-    incomplete: 0,
-    peakSignatures: 0,
+  const stats = emptyStats(limiter.limit);
+  const s: SolanaScan = {
+    network,
+    program: address(chain.programId),
+    rpc:
+      deps.rpc ??
+      (deps.transport ? createSolanaRpcFromTransport(deps.transport) : createSolanaRpc(chain.rpcUrl)),
+    call: solanaCaller(network, o, limiter, stats, log),
+    o,
+    stats,
+    log,
+    db: deps.db ?? null,
+    decode: decodeContextFor(network, chain.programId, stats, log),
+    expectedGenesis: expectedGenesisOf(network, o),
   };
-  const call = solanaCaller(network, o, limiter, stats, log);
-
-  async function signaturePage(before: string | undefined): Promise<SigInfo[]> {
-    const page = await call('getSignaturesForAddress', (abortSignal) =>
-      rpc
-        .getSignaturesForAddress(program, {
-          commitment: 'finalized',
-          limit: o.pageLimit,
-          ...(before ? { before: toSignature(before) } : {}),
-        })
-        .send({ abortSignal }),
-    );
-    stats.signaturePages++;
-    return page.map((s) => ({
-      signature: s.signature as string,
-      slot: Number(s.slot),
-      failed: s.err !== null && s.err !== undefined,
-    }));
-  }
-
-  /** The transaction, or null when the node does not serve it after `tries` answers of null. */
-  async function fetchTx(sig: string, tries: number): Promise<TxView | null> {
-    for (let attempt = 1; ; attempt++) {
-      const tx = await call(`getTransaction ${sig.slice(0, 16)}…`, (abortSignal) =>
-        rpc
-          .getTransaction(toSignature(sig), {
-            commitment: 'finalized',
-            encoding: 'json',
-            maxSupportedTransactionVersion: 0,
-          })
-          .send({ abortSignal }),
-      );
-      if (tx) return tx as unknown as TxView;
-      if (attempt >= tries) return null;
-      await sleep(backoffDelay(attempt, o));
-    }
-  }
-
-  function warnSkip(sig: string, slot: number, index: number, why: string): void {
-    stats.skippedEvents++;
-    log.warn(
-      `[index] ${network}: skipped an undecodable event ${JSON.stringify({
-        tx: sanitizeText(sig).slice(0, 100),
-        slot,
-        index,
-        reason: sanitizeText(why).slice(0, 300),
-      })}`,
-    );
-  }
-  const decodeContext: DecodeContext = { network, programId, stats, skip: warnSkip };
-
-  async function fetchAll(sigs: readonly PositionedSig[], tries: number): Promise<Fetched> {
-    const results: ({ events: IndexEvent[]; incomplete: string | null } | null)[] = new Array(sigs.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < sigs.length) {
-        const i = next++;
-        const s = sigs[i]!;
-        const tx = await fetchTx(s.signature, tries);
-        results[i] = tx ? decodeTransaction(s, tx, decodeContext) : null;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, o.txConcurrency), sigs.length) }, worker));
-    const out: Fetched = { events: [], gaps: [], healed: [], incomplete: [] };
-    for (const [i, r] of results.entries()) {
-      const s = sigs[i]!;
-      if (!r) {
-        out.gaps.push({ signature: s.signature, slot: s.slot, txIndex: s.txIndex });
-        continue;
-      }
-      out.healed.push(s.signature);
-      for (const e of r.events) out.events.push(e);
-      if (r.incomplete) {
-        stats.incomplete++;
-        out.incomplete.push({
-          signature: s.signature,
-          slot: s.slot,
-          reason: r.incomplete,
-          eventsKept: r.events.length,
-        });
-        log.warn(
-          `[index] ${network}: transaction ${s.signature} (slot ${s.slot}) is incomplete: ${r.incomplete}; ` +
-            `${r.events.length} events kept, recorded in incomplete_transactions`,
-          {
-            chain: network,
-            tx: s.signature,
-            slot: s.slot,
-            reason: r.incomplete,
-            events_kept: r.events.length,
-          },
-        );
-      }
-    }
-    return out;
-  }
-
-  /**
-   * Positions of complete slots listed newest first: each transaction's index among the program's
-   * transactions of its slot, oldest first (failed ones count; they are left out of the result).
-   */
-  /** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
-  async function persistFetched(tx: Queryable, f: Fetched): Promise<void> {
-    await recordScanGaps(tx, network, f.gaps);
-    if (db) await clearScanGaps(tx, network, f.healed);
-    await recordIncompleteTransactions(tx, network, f.incomplete);
-  }
-
-  /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
-  async function* retryGaps(): AsyncGenerator<ScanBatch> {
-    if (!db || o.gapRetryLimit <= 0) return;
-    const sigs = await readScanGaps(db, network, o.gapRetryLimit);
-    if (sigs.length === 0) return;
-    const f = await fetchAll(sigs, 1);
-    stats.gapsHealed += f.healed.length;
-    if (f.healed.length)
-      log.info(`[index] ${network}: ${f.healed.length} of ${sigs.length} gaps served now and indexed`, {
-        chain: network,
-        healed: f.healed.length,
-        tried: sigs.length,
-      });
-    yield {
-      from: sigs[0]!.slot,
-      to: sigs[sigs.length - 1]!.slot,
-      events: f.events,
-      advance: false,
-      persist: (tx) => persistFetched(tx, f),
-    };
-  }
-
-  /**
-   * The walk over [from, to], newest to oldest, starting below `before` (undefined: at the newest
-   * signature). Yields one non-advancing batch per page of complete slots and, last, the batch
-   * that moves the checkpoint to `to` and ends the walk.
-   */
-  async function* walk(from: number, to: number, before: string | undefined): AsyncGenerator<ScanBatch> {
-    let cursor = before;
-    // Signatures of the lowest slot seen so far, which may continue on the next page (newest first).
-    let held: SigInfo[] = [];
-    for (;;) {
-      const page = await signaturePage(cursor);
-      if (page.length) cursor = page[page.length - 1]!.signature;
-      const step = completeSlots(page, held, from, to, o.pageLimit);
-      stats.peakSignatures = Math.max(stats.peakSignatures, step.seen);
-      const { ready, done, ended, reachedFrom } = step;
-      held = step.held;
-      if (!done && ready.length === 0) continue;
-      const f = await fetchAll(positionSignatures(ready, stats), o.nullAttempts);
-      stats.gaps += f.gaps.length;
-      for (const g of f.gaps)
-        log.warn(
-          `[index] ${network}: the node did not serve transaction ${g.signature} (slot ${g.slot}); recorded as a gap, retried on later passes`,
-          { chain: network, tx: g.signature, slot: g.slot },
-        );
-      const oldest = ready.length ? ready[ready.length - 1]! : null;
-      const oldestOfHistory = done && ended && !reachedFrom && oldest ? oldest.slot : null;
-      if (done) {
-        yield {
-          from,
-          to,
-          events: f.events,
-          persist: async (tx) => {
-            await persistFetched(tx, f);
-            if (db) await clearWalkCursor(tx, network);
-            // The walk reached the start of the program's history: its oldest slot is the start block.
-            if (oldestOfHistory !== null) await raiseStartBlock(tx, network, oldestOfHistory);
-          },
-        };
-        return;
-      }
-      const low = oldest!;
-      yield {
-        from: low.slot,
-        to,
-        events: f.events,
-        advance: false,
-        persist: async (tx) => {
-          await persistFetched(tx, f);
-          if (db)
-            await saveWalkCursor(tx, network, {
-              fromSlot: from,
-              toSlot: to,
-              beforeSignature: low.signature,
-              lowSlot: low.slot,
-            });
-        },
-      };
-    }
-  }
-
   return {
     network,
     solanaStats: stats,
-
-    async verify() {
-      const genesis = await call('getGenesisHash', (abortSignal) =>
-        rpc.getGenesisHash().send({ abortSignal }),
-      );
-      if (expectedGenesis && genesis !== expectedGenesis)
-        throw new Error(
-          `${network}: the RPC endpoint serves genesis ${sanitizeText(String(genesis)).slice(0, 64)}, expected ${expectedGenesis} (wrong cluster?)`,
-        );
-    },
-
-    async head() {
-      return Number(
-        await call('getSlot', (abortSignal) =>
-          rpc.getSlot({ commitment: 'finalized' }).send({ abortSignal }),
-        ),
-      );
-    },
-
+    verify: () => verifyGenesis(s),
+    head: () => finalizedSlot(s),
     /**
      * No listing here: the walk of the first pass goes down to the program's oldest signature
      * itself (and records it as the start block), so the history is listed once.
      */
-    async discoverStartBlock() {
-      return 0;
-    },
-
+    discoverStartBlock: async () => 0,
     async *scan(from: number, to: number): AsyncIterable<ScanBatch> {
       if (from > to) return;
-      yield* retryGaps();
-      let start = from;
-      if (db) {
-        const c = await readWalkCursor(db, network);
-        if (c && c.fromSlot === from && c.toSlot <= to) {
-          // An interrupted walk over [from, c.toSlot]: finish it below its cursor, then walk the rest.
-          const resumeTo = c.toSlot;
-          log.info(
-            `[index] ${network}: resuming the walk over slots ${from}..${resumeTo} below slot ${c.lowSlot}`,
-            {
-              chain: network,
-              from,
-              to: resumeTo,
-              low_slot: c.lowSlot,
-            },
-          );
-          yield* walk(from, resumeTo, c.beforeSignature);
-          start = resumeTo + 1;
-        } else if (c) {
-          await clearWalkCursor(db, network);
-        }
-      }
-      if (start <= to) yield* walk(start, to, undefined);
+      yield* retryGaps(s);
+      yield* walkOrResume(s, from, to);
     },
   };
 }

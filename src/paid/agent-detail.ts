@@ -42,10 +42,11 @@ import {
 } from './common.js';
 import { resolveNetwork } from './params.js';
 
-const AGENT_RATINGS_DEFAULT_LIMIT = 200;
-export const AGENT_RATINGS_MAX_LIMIT = 1000;
+/** `limit` (alias `max_ratings`) of the agent detail: ratings per page; 0 = the largest page. */
+export const AGENT_RATINGS_LIMIT = { min: 0, max: 1000, default: 200 } as const;
+export const AGENT_RATINGS_MAX_LIMIT = AGENT_RATINGS_LIMIT.max;
 
-export interface AgentDetailInput {
+interface AgentDetailInput {
   network: string;
   agentId: string;
   limit: number;
@@ -111,11 +112,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
       );
     }
     const limitKey = req.query.max_ratings !== undefined ? 'max_ratings' : 'limit';
-    const limit = intQuery(req, limitKey, {
-      min: 0,
-      max: AGENT_RATINGS_MAX_LIMIT,
-      default: AGENT_RATINGS_DEFAULT_LIMIT,
-    });
+    const limit = intQuery(req, limitKey, AGENT_RATINGS_LIMIT);
     if (!limit.ok) return limit;
     const offset = intQuery(req, 'offset', { min: 0, default: 0 });
     if (!offset.ok) return offset;
@@ -149,7 +146,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
       input: {
         network,
         agentId,
-        limit: limit.value === 0 ? AGENT_RATINGS_MAX_LIMIT : limit.value,
+        limit: limit.value === 0 ? AGENT_RATINGS_LIMIT.max : limit.value,
         offset: offset.value,
         after,
       },

@@ -13,13 +13,13 @@
  */
 import type { FreePreview } from '../payments/pricing.js';
 import type { PaidHandler } from './handler.js';
-import { agentDetailHandler } from './agent-detail.js';
-import { leaderboardPageHandler } from './leaderboard-page.js';
+import { AGENT_RATINGS_LIMIT, agentDetailHandler } from './agent-detail.js';
+import { LEADERBOARD_PAGE_LIMIT, leaderboardPageHandler } from './leaderboard-page.js';
 import { raterProfileHandler } from './rater-profile.js';
 import { walletHistoryHandler } from './wallet-history.js';
 import { walletLookupHandler, walletProfileRouteHandler, walletSnapshotHandler } from './wallet-profile.js';
 
-export interface MeteredTier {
+interface MeteredTier {
   /** Stable tier id; travels in every 402 as `pricing.tier`. */
   id: string;
   /** USD as a decimal string, never a float. */
@@ -34,7 +34,7 @@ export interface MeteredTier {
   probe: string;
 }
 
-export interface OpenApiParameter {
+interface OpenApiParameter {
   name: string;
   in: 'path' | 'query';
   required: boolean;
@@ -42,7 +42,7 @@ export interface OpenApiParameter {
   schema: Record<string, unknown>;
 }
 
-export interface MeteredRoute {
+interface MeteredRoute {
   /** OpenAPI-style path (also served under /v1), e.g. `/reputation/wallet/{wallet}`. */
   path: string;
   /** The route's handler (a conditional route's handler dispatches to the handler of its tier). */
@@ -184,12 +184,12 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
         },
         queryParam(
           'limit',
-          'Ratings returned (0 = the largest page, 1000); truncation is always declared in `pagination`.',
+          `Ratings returned (0 = the largest page, ${AGENT_RATINGS_LIMIT.max}); truncation is always declared in \`pagination\`.`,
           {
             type: 'integer',
-            minimum: 0,
-            maximum: 1000,
-            default: 200,
+            minimum: AGENT_RATINGS_LIMIT.min,
+            maximum: AGENT_RATINGS_LIMIT.max,
+            default: AGENT_RATINGS_LIMIT.default,
           },
         ),
         queryParam('offset', 'First rating returned.', { type: 'integer', minimum: 0, default: 0 }),
@@ -243,7 +243,12 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
       summary: 'Leaderboard past the first 100 rows, wider pages or a declared-type filter ($0.01 per call)',
       parameters: [
         queryParam('offset', 'Rows to skip.', { type: 'integer', minimum: 0, default: 0 }),
-        queryParam('limit', 'Rows per page.', { type: 'integer', minimum: 1, maximum: 500, default: 100 }),
+        queryParam('limit', 'Rows per page.', {
+          type: 'integer',
+          minimum: LEADERBOARD_PAGE_LIMIT.min,
+          maximum: LEADERBOARD_PAGE_LIMIT.max,
+          default: LEADERBOARD_PAGE_LIMIT.default,
+        }),
         queryParam('type', 'Declared type filter (self-declared, never verified).', { type: 'string' }),
       ],
       answer: 'Leaderboard page',

@@ -10,10 +10,11 @@ import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../read/leaderboard.js';
 import { ORDERING_POLICY, POLICY_VERSION } from '../scoring/index.js';
 import { intQuery, invalidParam, rejectUnknownQuery, singleQuery } from './common.js';
 
-const LEADERBOARD_PAGE_MAX_LIMIT = 500;
+/** `limit` of the paid leaderboard page: rows per page (the free page's size by default). */
+export const LEADERBOARD_PAGE_LIMIT = { min: 1, max: 500, default: LEADERBOARD_FREE_ROWS } as const;
 const LEADERBOARD_TYPE_MAX_LENGTH = 200;
 
-export interface LeaderboardPageInput {
+interface LeaderboardPageInput {
   offset: number;
   limit: number;
   type: string | null;
@@ -26,11 +27,7 @@ export const leaderboardPageHandler: PaidHandler<LeaderboardPageInput> = {
     if (extra) return extra;
     const offset = intQuery(req, 'offset', { min: 0, default: 0 });
     if (!offset.ok) return offset;
-    const limit = intQuery(req, 'limit', {
-      min: 1,
-      max: LEADERBOARD_PAGE_MAX_LIMIT,
-      default: LEADERBOARD_FREE_ROWS,
-    });
+    const limit = intQuery(req, 'limit', LEADERBOARD_PAGE_LIMIT);
     if (!limit.ok) return limit;
     const type = singleQuery(req, 'type');
     if (!type.ok) return type;

@@ -24,7 +24,7 @@ function roleOf(tag1: string): string | null {
   return null;
 }
 
-export interface RaterProfileInput {
+interface RaterProfileInput {
   wallet: string;
 }
 

@@ -16,7 +16,7 @@ import {
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
 import { scoreFromInputs } from './wallet-profile.js';
 
-export interface WalletHistoryInput {
+interface WalletHistoryInput {
   wallet: string;
   bucket: HistoryBucket;
 }

@@ -27,7 +27,7 @@ import {
 } from '../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
 
-export interface WalletProfileInput {
+interface WalletProfileInput {
   /** Normalised wallet (EVM lower-case, Solana verbatim). */
   wallet: string;
   snapshot: boolean;

@@ -114,7 +114,7 @@ function usdFromPrice(priceUsd: string): string {
   return `$${priceUsd}`;
 }
 
-export interface ChallengeBody {
+interface ChallengeBody {
   x402Version: number;
   scheme: string;
   resource: string;
@@ -139,7 +139,7 @@ export interface ChallengeBody {
   service: string;
 }
 
-export interface ChallengeOptions {
+interface ChallengeOptions {
   tier: PriceTier;
   /** Canonical resource (see {@link canonicalResource}). */
   resource: string;

@@ -24,7 +24,7 @@ import { canonicalResource } from './challenge.js';
 /** The facilitator refuses an authorization that expires within this many seconds. */
 const VALID_BEFORE_MARGIN_SECONDS = 6;
 
-export interface ExactAuthorization {
+interface ExactAuthorization {
   from: string;
   to: string;
   value: string;
@@ -33,7 +33,7 @@ export interface ExactAuthorization {
   nonce: string;
 }
 
-export interface ExactPayload {
+interface ExactPayload {
   accepted: {
     scheme: string;
     network: string;

@@ -28,7 +28,7 @@ export function createHttpFacilitator(
   return new HTTPFacilitatorClient({ url, timeoutMs });
 }
 
-export type FacilitatorFailure = 'not_sent' | 'unknown';
+type FacilitatorFailure = 'not_sent' | 'unknown';
 
 /** Thrown by {@link callVerify}/{@link callSettle} when the facilitator could not give an answer. */
 export class FacilitatorUnavailableError extends Error {

@@ -139,12 +139,12 @@ type PaidOutcome =
   | 'reused';
 
 /** What the paywall needs: the paid handlers' context, plus an optional facilitator (tests inject one). */
-export interface PaywallContext extends PaidContext {
+interface PaywallContext extends PaidContext {
   facilitator?: FacilitatorClient;
 }
 
 /** One metered request, as the door received it (no web framework: the door builds it). */
-export interface PaidRequest {
+interface PaidRequest {
   /** The request (method, URL, headers); its payment outcome is noted on it for the access log. */
   request: Request;
   /** Path parameters as routed, not yet validated. */
@@ -154,7 +154,7 @@ export interface PaidRequest {
 }
 
 /** The answer to one metered request: the door sends these bytes as they are. */
-export interface PaidResponse {
+interface PaidResponse {
   status: number;
   headers: Record<string, string>;
   body: string;

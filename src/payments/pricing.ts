@@ -61,7 +61,7 @@ export const PAYMENT_NETWORKS: readonly PaymentNetwork[] = Object.freeze([
 ]);
 
 /** `GET` also answers `HEAD`; `ANY` is every method (the documented refusals). */
-export type TierMethod = 'GET' | 'POST' | 'ANY';
+type TierMethod = 'GET' | 'POST' | 'ANY';
 
 export interface FreePreview {
   /** The free route answering the same question about the same subject (template form). */

@@ -51,7 +51,7 @@ const authorizationUsed = parseAbiItem(
 /** How far back (blocks) the settlement transaction is looked for. */
 const LOG_LOOKBACK_BLOCKS = 50_000n;
 
-export interface ReconcileReport {
+interface ReconcileReport {
   examined: number;
   settled: number;
   released: number;
@@ -61,13 +61,13 @@ export interface ReconcileReport {
 }
 
 /** What the chain says about one authorization. */
-export interface AuthorizationState {
+interface AuthorizationState {
   used: boolean;
   /** The settlement transaction, when found. */
   tx: string | null;
 }
 
-export type AuthorizationReader = (q: {
+type AuthorizationReader = (q: {
   network: string;
   asset: string;
   payer: string;
@@ -114,7 +114,7 @@ function chainAuthorizationReader(config: Config): AuthorizationReader {
   };
 }
 
-export interface ReconcileOptions {
+interface ReconcileOptions {
   db: Database;
   config: Config;
   now?: () => Date;
@@ -172,7 +172,7 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
   return report;
 }
 
-export interface ReconcileScheduler {
+interface ReconcileScheduler {
   stop(): Promise<void>;
 }
 

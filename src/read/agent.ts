@@ -44,27 +44,6 @@ export interface AgentRatingRow {
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-/** The identity row, or null when this index does not hold it. */
-export async function readAgent(db: Queryable, network: string, agentId: string): Promise<AgentRow | null> {
-  const [r] = await db.query<Record<string, unknown>>(
-    `SELECT network, agent_id, owner, minter, agent_uri, declared_type, registered_block, registered_tx, registered_at
-       FROM agents WHERE network = $1 AND agent_id = $2`,
-    [network, agentId],
-  );
-  if (!r) return null;
-  return {
-    network: String(r.network),
-    agent_id: String(r.agent_id),
-    owner: (r.owner as string | null) ?? null,
-    minter: (r.minter as string | null) ?? null,
-    agent_uri: (r.agent_uri as string | null) ?? null,
-    declared_type: (r.declared_type as string | null) ?? null,
-    registered_block: num(r.registered_block),
-    registered_tx: (r.registered_tx as string | null) ?? null,
-    registered_at: (r.registered_at as Date | null) ?? null,
-  };
-}
-
 /** True when the index holds the identity row or at least one rating of it. */
 export async function agentIsIndexed(db: Queryable, network: string, agentId: string): Promise<boolean> {
   const [row] = await db.query<{ found: boolean }>(
@@ -181,30 +160,4 @@ export async function readAgentRatings(
     [network, agentId, page.limit, page.offset],
   );
   return { total: Number(countRow?.n ?? 0), ratings: rows.map(agentRatingRow) };
-}
-
-/** Distinct subjects each rater of this agent has rated in the index (same rule as subject.ts). */
-export async function readAgentRaterSubjectCounts(
-  db: Queryable,
-  network: string,
-  agentId: string,
-): Promise<Map<string, number>> {
-  const rows = await db.query<{ rater: string; subjects: number | bigint }>(
-    `SELECT r.rater, count(DISTINCT coalesce(a.owner, r.network || ':' || r.agent_id)) AS subjects
-       FROM ratings r
-       LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
-      WHERE r.rater IN (SELECT rater FROM ratings WHERE network = $1 AND agent_id = $2)
-      GROUP BY r.rater`,
-    [network, agentId],
-  );
-  return new Map(rows.map((r) => [r.rater, Number(r.subjects)]));
-}
-
-/** False while the chain has not completed its backfill (or is unknown to the chains table). */
-export async function readChainBackfillComplete(db: Queryable, network: string): Promise<boolean> {
-  const [row] = await db.query<{ backfill_complete: boolean }>(
-    `SELECT backfill_complete FROM chains WHERE network = $1`,
-    [network],
-  );
-  return row?.backfill_complete === true;
 }

@@ -37,7 +37,7 @@ const AGG_TABLES = [
   'agg_issuer',
 ] as const;
 
-export interface RefreshReport {
+interface RefreshReport {
   refreshed_at: string;
   wallets: number;
   prior: number | null;
@@ -49,7 +49,7 @@ export interface RefreshReport {
   touched_wallets: number;
 }
 
-export interface RefreshOptions {
+interface RefreshOptions {
   now?: () => Date;
   /**
    * Recompute only what changed since the last refresh (the after-pass hook asks for this). A full

@@ -149,7 +149,7 @@ export interface ChainDay {
 }
 
 /** UTC calendar date of `d` as YYYY-MM-DD. */
-export function utcDay(d: Date): string {
+function utcDay(d: Date): string {
   return d.toISOString().slice(0, 10);
 }
 

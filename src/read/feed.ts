@@ -10,7 +10,7 @@ import { formatDecimal, parseDecimal } from '../scoring/index.js';
 /** Documented bounds of `?limit=` (the reference deployment's: default 50, 1..200). */
 export const FEED_LIMIT = { default: 50, min: 1, max: 200 } as const;
 
-export interface FeedRow {
+interface FeedRow {
   network: string;
   agent_id: string;
   /** Current owner of the rated identity; null when the index does not know it (yet). */

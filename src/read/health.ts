@@ -52,7 +52,7 @@ export function staleHours(lastSuccess: Date | null, now: Date): number | null {
   return Math.max(0, Math.round(((now.getTime() - lastSuccess.getTime()) / 3_600_000) * 10) / 10);
 }
 
-export type OverallState = 'ok' | 'degraded' | 'starting';
+type OverallState = 'ok' | 'degraded' | 'starting';
 
 /**
  * The honest overall state of the index, from the enabled chains' scan rows:

@@ -37,7 +37,7 @@ export interface LeaderboardRow {
   declared_types: string[];
 }
 
-export interface Ranking<R> {
+interface Ranking<R> {
   /** Shrinkage strength k. */
   k: number;
   /** The prior the rows were shrunk toward (six decimals); null when the index has no scored wallet. */
@@ -51,7 +51,7 @@ export interface Ranking<R> {
  * The declared types a ranking row shows: the types its identities declare, by code unit; an
  * identity that declares none adds nothing (a wallet whose identities declare nothing shows `[]`).
  */
-export function rowTypes(types: readonly (string | null)[] | null): string[] {
+function rowTypes(types: readonly (string | null)[] | null): string[] {
   return sortTypes((types ?? []).filter((t): t is string => t !== null)) as string[];
 }
 
@@ -123,7 +123,7 @@ function slice<R extends { wallet: string; shrunk_score: number | null; distinct
   return out;
 }
 
-export interface LeaderboardQuery {
+interface LeaderboardQuery {
   offset?: number;
   limit?: number;
   /**
@@ -197,7 +197,7 @@ export async function readLeaderboard(
   return { ...base, rows: slice<LeaderboardRow>(candidates, bounds, offset, limit) };
 }
 
-export interface ChainRankRow {
+interface ChainRankRow {
   rank: number;
   wallet: string;
   /** The wallet's score on this chain only. */

@@ -6,7 +6,7 @@
 import type { Queryable } from '../db/database.js';
 import type { EmittedRating } from '../scoring/index.js';
 
-export interface EmittedRatingRow extends EmittedRating {
+interface EmittedRatingRow extends EmittedRating {
   agentId: string;
   tag1: string;
   txHash: string;

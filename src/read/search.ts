@@ -9,7 +9,7 @@ import type { Queryable } from '../db/database.js';
 export const AGENT_LOOKUP_SOURCE = 'aggregate:agents+agg_agent';
 
 /** One agent id found on one network, with the eligible aggregate of the ratings it received. */
-export interface AgentIdRow {
+interface AgentIdRow {
   network: string;
   agent_id: string;
   /** Current owner; null while only feedback has been seen for that id. */

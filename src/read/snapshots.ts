@@ -22,9 +22,9 @@ import type { SnapshotRow } from '../store/snapshots.js';
 import type { Queryable } from '../db/database.js';
 import { formatDecimal, parseDecimal } from '../scoring/index.js';
 
-export const DIGEST_VERSION = 2;
+const DIGEST_VERSION = 2;
 
-export interface DigestInputs {
+interface DigestInputs {
   policyVersion: string;
   raterWeightPolicy: string;
   prior: number | null;
@@ -77,7 +77,7 @@ const canon = (sum: string) => {
 };
 
 /** The canonical serialisation hashed into `inputs_digest`. */
-export function canonicalInputs(inputs: DigestInputs): string {
+function canonicalInputs(inputs: DigestInputs): string {
   return JSON.stringify({
     digest_version: DIGEST_VERSION,
     policy_version: inputs.policyVersion,

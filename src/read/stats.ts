@@ -58,7 +58,7 @@ export async function readFacets(db: Queryable, network: string): Promise<FacetS
 /** The key of the bucket of agents that declare no type. */
 export const UNKNOWN_TYPE = 'unknown';
 
-export interface TypeStat {
+interface TypeStat {
   /** The declared type verbatim, or `unknown` for the agents that declare none. */
   type: string;
   agent_count: number;
@@ -152,7 +152,7 @@ export function issuerOrg(host: string): string {
   return labels.slice(-take).join('.');
 }
 
-export interface IssuerReach {
+interface IssuerReach {
   count: number;
   distinct_agents: number;
   distinct_raters: number;
@@ -164,7 +164,7 @@ export interface IssuerStat extends IssuerReach {
   issuer_org: string;
 }
 
-export interface IssuerBreakdown {
+interface IssuerBreakdown {
   /** By count desc, then host. */
   issuers: IssuerStat[];
   /** Ratings whose feedbackURI has no http(s) host (empty, ipfs:, data:, …). */

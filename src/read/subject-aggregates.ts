@@ -298,7 +298,7 @@ export async function readSubjectHistoryInputs(
 }
 
 /** Everything the agent detail needs besides its ratings page, read in ONE statement. */
-export interface AgentDetailInputs {
+interface AgentDetailInputs {
   agent: AgentRow | null;
   aggregates: SubjectAggregates;
   raterSubjectCounts: Map<string, number>;

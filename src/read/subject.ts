@@ -17,7 +17,7 @@ import type { IdentityChain, SubjectRating } from '../scoring/index.js';
 import { readRefreshMeta } from './aggregates.js';
 
 /** One stored rating received by the subject, with its transaction. */
-export interface SubjectRatingRow extends SubjectRating {
+interface SubjectRatingRow extends SubjectRating {
   txHash: string;
   blockNumber: number;
   logIndex: number;
@@ -53,7 +53,7 @@ interface RatingDbRow {
 }
 
 /** Every rating of every agent the wallet owns today, in chain order. */
-export async function readSubjectRatings(db: Queryable, wallet: string): Promise<SubjectRatingRow[]> {
+async function readSubjectRatings(db: Queryable, wallet: string): Promise<SubjectRatingRow[]> {
   const rows = await db.query<RatingDbRow>(
     `SELECT r.network, r.agent_id, r.rater, r.value::text AS value, r.revoked, r.revoked_tx, r.block_time,
             r.tag1, r.feedback_uri, r.tx_hash, r.block_number, r.log_index
@@ -80,7 +80,7 @@ export async function readSubjectRatings(db: Queryable, wallet: string): Promise
 }
 
 /** The identities the wallet holds today, grouped by chain (networks and ids in SQL order). */
-export async function readSubjectIdentities(db: Queryable, wallet: string): Promise<IdentityChain[]> {
+async function readSubjectIdentities(db: Queryable, wallet: string): Promise<IdentityChain[]> {
   const rows = await db.query<{ network: string; agent_id: string }>(
     `SELECT network, agent_id FROM agents WHERE owner = $1 ORDER BY network, agent_id`,
     [wallet],
@@ -98,7 +98,7 @@ export async function readSubjectIdentities(db: Queryable, wallet: string): Prom
  * Distinct subjects each rater of this wallet has rated anywhere in the index (one grouped query).
  * Subject = the rated agent's current owner, `network:agent_id` when the agent has no known owner.
  */
-export async function readRaterSubjectCounts(db: Queryable, wallet: string): Promise<Map<string, number>> {
+async function readRaterSubjectCounts(db: Queryable, wallet: string): Promise<Map<string, number>> {
   const rows = await db.query<{ rater: string; subjects: number | bigint }>(
     `SELECT r.rater, count(DISTINCT coalesce(a.owner, r.network || ':' || r.agent_id)) AS subjects
        FROM ratings r
@@ -114,7 +114,7 @@ export async function readRaterSubjectCounts(db: Queryable, wallet: string): Pro
 }
 
 /** Per-chain priors of the chain rankings (agg_chain.prior); missing chains are absent. */
-export async function readChainPriors(db: Queryable): Promise<Map<string, number | null>> {
+async function readChainPriors(db: Queryable): Promise<Map<string, number | null>> {
   const rows = await db.query<{ network: string; prior: number | null }>(
     `SELECT network, prior FROM agg_chain`,
   );
@@ -122,7 +122,7 @@ export async function readChainPriors(db: Queryable): Promise<Map<string, number
 }
 
 /** Index-wide facet means (agg_facet, network '*'), keyed by raw tag1. */
-export async function readIndexFacetMeans(db: Queryable): Promise<Map<string, number | null>> {
+async function readIndexFacetMeans(db: Queryable): Promise<Map<string, number | null>> {
   const rows = await db.query<{ tag1: string; mean: number | null }>(
     `SELECT tag1, mean FROM agg_facet WHERE network = $1`,
     ['*'],
@@ -131,7 +131,7 @@ export async function readIndexFacetMeans(db: Queryable): Promise<Map<string, nu
 }
 
 /** True when a chain on which the wallet's agents have ratings has not completed its backfill. */
-export async function readSubjectDegraded(db: Queryable, wallet: string): Promise<boolean> {
+async function readSubjectDegraded(db: Queryable, wallet: string): Promise<boolean> {
   const [row] = await db.query<{ degraded: boolean }>(
     `SELECT EXISTS (
        SELECT 1 FROM chains c

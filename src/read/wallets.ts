@@ -29,7 +29,7 @@ export interface WalletChainRow {
 }
 
 /** The wallet-wide row (distinct raters deduplicated across chains). */
-export interface WalletTotalsRow {
+interface WalletTotalsRow {
   identity_count: number;
   chains_with_identity: number;
   /** Chains where the wallet's identities received at least one rating. */
@@ -41,7 +41,7 @@ export interface WalletTotalsRow {
   last_rating_at: string | null;
 }
 
-export interface WalletAggregate {
+interface WalletAggregate {
   /** Null when the wallet holds no identity on any chain. */
   totals: WalletTotalsRow | null;
   chains: WalletChainRow[];

@@ -115,10 +115,7 @@ export function facetTotals(
 }
 
 /** `facetList` from facet totals. */
-export function facetListFromAggregates(
-  facets: readonly FacetAggregate[],
-  indexMeans?: FacetIndexMeans,
-): Facet[] {
+function facetListFromAggregates(facets: readonly FacetAggregate[], indexMeans?: FacetIndexMeans): Facet[] {
   const byTag = new Map<string, FacetAcc>();
   for (const f of facets) {
     const acc = newFacetAcc();

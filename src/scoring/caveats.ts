@@ -18,7 +18,7 @@ export const CAVEAT_CODES = [
   'self-rated',
   'burn-address',
 ] as const;
-export type CaveatCode = (typeof CAVEAT_CODES)[number];
+type CaveatCode = (typeof CAVEAT_CODES)[number];
 
 export interface Caveat {
   code: CaveatCode;
@@ -26,7 +26,7 @@ export interface Caveat {
 }
 
 /** Codes computable from public aggregates, served on the free per-chain preview. */
-export const PREVIEW_CAVEAT_CODES: readonly CaveatCode[] = Object.freeze(['burn-address'] as const);
+const PREVIEW_CAVEAT_CODES: readonly CaveatCode[] = Object.freeze(['burn-address'] as const);
 
 /** What the caveats read: fields of the same scored response. */
 export interface CaveatInput {

@@ -2,10 +2,10 @@
 import { sameAddress } from './address.js';
 import { decimalInDomain, parseDecimal, type ExactDecimal } from './decimal.js';
 
-export type RatingClass = 'revoked' | 'out_of_domain' | 'self' | 'eligible';
+type RatingClass = 'revoked' | 'out_of_domain' | 'self' | 'eligible';
 
 /** The fields classification needs. */
-export interface ClassifiableRating {
+interface ClassifiableRating {
   rater: string;
   /** Exact decimal string (value / 10^valueDecimals). */
   value: string;

@@ -8,7 +8,7 @@ import {
   type ConfidenceBand,
 } from './policies.js';
 
-export interface ConfidenceInterval {
+interface ConfidenceInterval {
   /** Lower Wilson bound, rescaled to 0..100, six decimals. */
   lower: number;
   /** Upper Wilson bound, rescaled to 0..100, six decimals. */

@@ -81,7 +81,7 @@ export function toExactDecimal(value: string | number | bigint): ExactDecimal | 
 }
 
 /** a <=> b exactly: -1, 0 or 1. */
-export function compareDecimal(a: ExactDecimal, b: ExactDecimal): number {
+function compareDecimal(a: ExactDecimal, b: ExactDecimal): number {
   const scale = Math.max(a.scale, b.scale);
   const x = a.units * pow10(scale - a.scale);
   const y = b.units * pow10(scale - b.scale);
@@ -104,7 +104,7 @@ export function formatDecimal(d: ExactDecimal): string {
 }
 
 /** Nearest double to the exact decimal. */
-export function decimalToNumber(d: ExactDecimal): number {
+function decimalToNumber(d: ExactDecimal): number {
   return Number(formatDecimal(d));
 }
 

@@ -9,7 +9,7 @@ import { classifyParsed } from './classify.js';
 import { DecimalSum, parseDecimal } from './decimal.js';
 import { round6 } from './display.js';
 
-export interface FacetRating {
+interface FacetRating {
   tag1: string;
   rater: string;
   value: string;

@@ -22,7 +22,7 @@ export interface HistoryRating {
   blockTime: Date | null;
 }
 
-export interface HistoryPoint {
+interface HistoryPoint {
   /** Bucket start, ISO 8601 UTC (e.g. "2024-12-30T00:00:00.000Z"). */
   period: string;
   /** Eligible ratings dated inside this bucket. */
@@ -33,14 +33,14 @@ export interface HistoryPoint {
   cumulative_score: number | null;
 }
 
-export interface HistoryCoverage {
+interface HistoryCoverage {
   /** Eligible ratings placed in the series. */
   dated_reviews: number;
   /** Eligible ratings with no block time, absent from every point. */
   undated_reviews: number;
 }
 
-export interface WalletHistory {
+interface WalletHistory {
   wallet: string;
   bucket: HistoryBucket;
   points: HistoryPoint[];

@@ -21,7 +21,7 @@ export interface EligibleValue {
 }
 
 /** One chain's contribution under `equal-weight-per-chain@2`. */
-export interface ChainScoreRow {
+interface ChainScoreRow {
   network: string;
   /** Mean of the chain's eligible values, six decimals; null (never 0) when none. */
   final_score: number | null;
@@ -76,7 +76,7 @@ export function chainScores(eligible: readonly EligibleValue[]): ChainScoreRow[]
     }));
 }
 
-export interface WalletScore {
+interface WalletScore {
   /** Global score: mean of the non-null per-chain scores; null when nothing is eligible. */
   final_score: number | null;
   /** How many chains contributed a score. */
@@ -104,7 +104,7 @@ function fromChainRows(per_chain: ChainScoreRow[]): WalletScore {
  * `sum(value)` (exact NUMERIC, as a string preferably), `count(*)` and optionally
  * `count(DISTINCT rater)`.
  */
-export interface ChainAggregate {
+interface ChainAggregate {
   network: string;
   sum: string | number | bigint | null;
   count: number | string | bigint;
@@ -232,7 +232,7 @@ export function raterWeight(distinctSubjects: number | undefined | null): number
   return Math.min(RATER_WEIGHT_MAX, Math.max(RATER_WEIGHT_MIN, RATER_WEIGHT_STEP * s));
 }
 
-export interface RaterVoice {
+interface RaterVoice {
   /** Rater address (EVM lower-case). */
   rater: string;
   /** Mean of this rater's eligible ratings of the subject. */

@@ -61,7 +61,7 @@ export interface SubjectContext {
   readingPolicy?: ReadingPolicy;
 }
 
-export interface SubjectChainScore {
+interface SubjectChainScore {
   network: string;
   /** Mean of this chain's eligible values; null (never 0) when none. */
   final_score: number | null;
@@ -137,7 +137,7 @@ function lookupPrior(priors: SubjectContext['chainPriors'], network: string): nu
  * aggregates): exact per-chain and per-rater sums of eligible values, the self-rating sum, the
  * class counts, the facets, the identities and the first/last eligible rating.
  */
-export interface SubjectTotals {
+interface SubjectTotals {
   /** Normalised subject wallet. */
   wallet: string;
   /** Per network: exact sum of eligible values and eligible count per normalized rater. */

@@ -93,7 +93,7 @@ export async function setMinters(tx: Queryable, first: readonly RegisteredEvent[
   }
 }
 
-export interface AgentUriUpdate extends AgentKey {
+interface AgentUriUpdate extends AgentKey {
   uri: string;
   blockNumber: number;
   logIndex: number;

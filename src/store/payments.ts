@@ -12,7 +12,7 @@ import type { Database, Queryable } from '../db/database.js';
 /** (network, payer, nonce) of one authorization, payer and nonce lower-cased. */
 export type ClaimKey = readonly [string, string, string];
 
-export interface ReceiptRow {
+interface ReceiptRow {
   resource: string;
   settlement_tx: string;
   network: string;
@@ -168,7 +168,7 @@ export async function recordSettlement(
   });
 }
 
-export interface UnknownClaim {
+interface UnknownClaim {
   network: string;
   payer: string;
   nonce: string;

@@ -74,7 +74,7 @@ export async function insertRevocations(
 }
 
 /** A rating's key: (network, agent, rater, feedback index). */
-export interface RatingKey {
+interface RatingKey {
   network: string;
   agentId: string;
   rater: string;

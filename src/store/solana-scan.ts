@@ -84,7 +84,7 @@ export async function recordIncompleteTransactions(
 }
 
 /** Where an interrupted walk over slots [fromSlot, toSlot] stood: below `beforeSignature` (at `lowSlot`). */
-export interface WalkCursor {
+interface WalkCursor {
   fromSlot: number;
   toSlot: number;
   beforeSignature: string;

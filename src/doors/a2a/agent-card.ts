@@ -32,22 +32,18 @@ const SkillSchema = z.object({
 
 export const AgentCardSchema = z
   .object({
-    protocolVersion: z
-      .string()
-      .openapi({
-        description: 'A2A protocol version, independent of the API version.',
-        example: A2A_PROTOCOL_VERSION,
-      }),
+    protocolVersion: z.string().openapi({
+      description: 'A2A protocol version, independent of the API version.',
+      example: A2A_PROTOCOL_VERSION,
+    }),
     name: z.string(),
     version: z
       .string()
       .openapi({ description: 'Version of this agent (the API version).', example: API_VERSION }),
     description: z.string(),
-    url: z
-      .string()
-      .openapi({
-        description: 'The JSON-RPC 2.0 endpoint of the A2A door: BASE_URL followed by the path of the door.',
-      }),
+    url: z.string().openapi({
+      description: 'The JSON-RPC 2.0 endpoint of the A2A door: BASE_URL followed by the path of the door.',
+    }),
     preferredTransport: z.literal('JSONRPC'),
     supportedInterfaces: z.array(InterfaceSchema),
     additionalInterfaces: z
@@ -67,7 +63,7 @@ export const AgentCardSchema = z
   })
   .openapi('AgentCard');
 
-export type AgentCardBody = z.infer<typeof AgentCardSchema>;
+type AgentCardBody = z.infer<typeof AgentCardSchema>;
 
 export function agentCard(baseUrl: string): AgentCardBody {
   const base = baseUrl.replace(/\/+$/, '');

@@ -38,7 +38,7 @@ export const MAX_TEXT_CHARS = 4096;
 const MAX_PARTS = 64;
 
 /** How the door reaches the HTTP handlers: GET a path in process, the parsed JSON of a 200 (throws otherwise). */
-export interface DoorDeps {
+interface DoorDeps {
   get(path: string): Promise<unknown>;
 }
 

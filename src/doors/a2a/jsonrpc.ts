@@ -35,19 +35,19 @@ export interface JsonRpcError {
   data?: Record<string, unknown>;
 }
 
-export interface JsonRpcErrorResponse {
+interface JsonRpcErrorResponse {
   jsonrpc: '2.0';
   id: JsonRpcId;
   error: JsonRpcError;
 }
 
-export interface JsonRpcSuccess<T> {
+interface JsonRpcSuccess<T> {
   jsonrpc: '2.0';
   id: JsonRpcId;
   result: T;
 }
 
-export type ParsedRequest =
+type ParsedRequest =
   /** The body is not JSON at all (HTTP 400). */
   | { kind: 'parse-error'; error: JsonRpcErrorResponse }
   /** JSON, but not a JSON-RPC 2.0 request object (HTTP 200). */

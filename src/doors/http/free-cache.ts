@@ -30,7 +30,7 @@ export const CACHE_AGGREGATE = 'public, max-age=60';
 export const CACHE_STATIC = 'public, max-age=3600';
 
 /** How a route's answer may be reused. */
-export type CacheKind =
+type CacheKind =
   /** a function of the URL and the index generation */
   | 'generation'
   /** of the URL, the index generation and the clock (per second) */
@@ -46,7 +46,7 @@ interface Entry {
   etag: string;
 }
 
-export interface FreeCacheOptions {
+interface FreeCacheOptions {
   /** Longest time between two reads of the generation (ms). */
   pollMs?: number;
   maxEntries?: number;

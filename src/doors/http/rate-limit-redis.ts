@@ -49,7 +49,7 @@ return ok
 `;
 const TAKE_SHA = createHash('sha1').update(TAKE_SCRIPT).digest('hex');
 
-export interface RedisRateLimitOptions {
+interface RedisRateLimitOptions {
   url: string;
   /** Prefix of every bucket key (tests use a unique one per run). Default `repindex:rl:`. */
   keyPrefix?: string;

@@ -23,7 +23,7 @@
 import { sameAddress } from '../../scoring/address.js';
 import { isObject, requestInProcess, type InProcessApp } from '../in-process.js';
 
-export type ToolStatus = 'ok' | 'payment_required' | 'nothing_to_buy' | 'not_found' | 'unreachable' | 'error';
+type ToolStatus = 'ok' | 'payment_required' | 'nothing_to_buy' | 'not_found' | 'unreachable' | 'error';
 
 export interface ToolCaveat {
   code: string;
@@ -137,7 +137,7 @@ function headerSafePayment(p: string): string {
 
 // ------------------------------------------------------------------ recipient check
 
-export interface RecipientCheck {
+interface RecipientCheck {
   verdict: 'OK_TO_PAY' | 'DO_NOT_PAY';
   /** The pinned treasury of this deployment (null: not configured, never pay). */
   expected: string | null;

@@ -47,10 +47,14 @@ import {
   type ToolResult,
 } from './results.js';
 import { logger } from '../../log.js';
+import { AGENT_RATINGS_LIMIT } from '../../paid/agent-detail.js';
 import { METERED_ROUTES } from '../../paid/index.js';
+import { LEADERBOARD_PAGE_LIMIT } from '../../paid/leaderboard-page.js';
+import { LEADERBOARD_FREE_ROWS } from '../../read/leaderboard.js';
+import { ToolArgs } from '../http/schemas/params.js';
 import { isObject } from '../in-process.js';
 
-export interface ToolDeps {
+interface ToolDeps {
   call: RouteCaller;
   /** The pinned treasury (`config.treasuryAddress`); null: every challenge is DO_NOT_PAY. */
   treasury: string | null;
@@ -76,10 +80,8 @@ export const METERED_TOOLS = [
 ] as const;
 export const TOOL_NAMES: readonly string[] = [...FREE_TOOLS, ...METERED_TOOLS];
 
-/** `max_ratings` default of rep_lookup_agent (0 = the largest page, 1000; truncation is declared). */
-const DEFAULT_MAX_RATINGS = 200;
-/** Rows of the free leaderboard page. */
-const FREE_LEADERBOARD_ROWS = 100;
+/** A tool's arguments, typed by its schema in src/doors/http/schemas/params.ts. */
+type Args<K extends keyof typeof ToolArgs> = z.infer<(typeof ToolArgs)[K]>;
 /** The neutral request rep_pricing probes each metered tier with (declared in METERED_ROUTES). */
 const PROBE_PATHS: Readonly<Record<string, string>> = Object.fromEntries(
   METERED_ROUTES.flatMap((r) => r.tiers.map((t) => [t.id, t.probe])),
@@ -93,20 +95,6 @@ const OutputSchema = z
     status: z.enum(['ok', 'payment_required', 'nothing_to_buy', 'not_found', 'unreachable', 'error']),
   })
   .passthrough();
-
-const payment = z
-  .string()
-  .min(1)
-  .optional()
-  .describe(
-    'The base64 x402 payment payload (a signed EIP-3009 authorization) for THIS call, sent as X-PAYMENT. Omit it to get the 402 challenge (a free price quote). Sign only when recipient_check.verdict is OK_TO_PAY.',
-  );
-const wallet = z
-  .string()
-  .describe(
-    'EVM address (0x + 40 hex, any case) or Solana base58 key (32-44 chars, case-sensitive, send verbatim).',
-  );
-const network = z.string().describe('Chain slug (vocabulary: chains[].network of rep_index_status).');
 
 const seg = (s: string) => encodeURIComponent(s);
 const qs = (params: Record<string, string | number | boolean | undefined>): string => {
@@ -151,14 +139,14 @@ async function walletGate(
   return null;
 }
 
-async function lookupWallet(deps: ToolDeps, args: { wallet: string; snapshot?: boolean; payment?: string }) {
+async function lookupWallet(deps: ToolDeps, args: Args<'lookupWallet'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: true });
   if (gate) return gate;
   const path = `/reputation/wallet/${seg(args.wallet)}${args.snapshot ? '?snapshot=true' : ''}`;
   return fromAnswer(await deps.call(path, { payment: args.payment }), deps.treasury);
 }
 
-async function raterProfile(deps: ToolDeps, args: { wallet: string; payment?: string }) {
+async function raterProfile(deps: ToolDeps, args: Args<'raterProfile'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: false });
   if (gate) return gate;
   return fromAnswer(
@@ -167,10 +155,7 @@ async function raterProfile(deps: ToolDeps, args: { wallet: string; payment?: st
   );
 }
 
-async function history(
-  deps: ToolDeps,
-  args: { wallet: string; bucket?: 'week' | 'month'; payment?: string },
-) {
+async function history(deps: ToolDeps, args: Args<'history'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: true });
   if (gate) return gate;
   const path = `/reputation/wallet/${seg(args.wallet)}/history${qs({ bucket: args.bucket })}`;
@@ -187,11 +172,8 @@ async function history(
   });
 }
 
-async function lookupAgent(
-  deps: ToolDeps,
-  args: { network: string; agent_id: string; max_ratings?: number; payment?: string },
-) {
-  const max = args.max_ratings ?? DEFAULT_MAX_RATINGS;
+async function lookupAgent(deps: ToolDeps, args: Args<'lookupAgent'>) {
+  const max = args.max_ratings ?? AGENT_RATINGS_LIMIT.default;
   // Free gate: does that agent exist on that network? (the paid route quotes before validating)
   const s = await deps.call(`/search/${seg(args.agent_id)}`);
   if (s.http_status === 422) return fromAnswer(s, deps.treasury);
@@ -235,7 +217,7 @@ async function lookupAgent(
       ? [
           {
             code: TOOL_CAVEAT.truncated,
-            text: `Showing ${returned} of ${total} ratings (max_ratings=${max}). The score, confidence and caveats cover every rating; call again with a larger max_ratings (0 = the largest page, 1000) or page the route with after = pagination.next_cursor.`,
+            text: `Showing ${returned} of ${total} ratings (max_ratings=${max}). The score, confidence and caveats cover every rating; call again with a larger max_ratings (0 = the largest page, ${AGENT_RATINGS_LIMIT.max}) or page the route with after = pagination.next_cursor.`,
           },
         ]
       : [];
@@ -249,7 +231,7 @@ async function lookupAgent(
   });
 }
 
-async function facets(deps: ToolDeps, args: { wallet?: string; network?: string; payment?: string }) {
+async function facets(deps: ToolDeps, args: Args<'facets'>) {
   if (args.wallet === undefined) {
     const a = await deps.call(`/stats/facets${qs({ network: args.network })}`);
     const r = fromAnswer(a, deps.treasury, (body) => ({ scope: 'index', data: body }));
@@ -281,13 +263,10 @@ async function facets(deps: ToolDeps, args: { wallet?: string; network?: string;
   });
 }
 
-async function leaderboard(
-  deps: ToolDeps,
-  args: { offset?: number; limit?: number; type?: string; payment?: string },
-) {
+async function leaderboard(deps: ToolDeps, args: Args<'leaderboard'>) {
   const offset = args.offset ?? 0;
   const free =
-    args.type === undefined && offset === 0 && (args.limit ?? FREE_LEADERBOARD_ROWS) <= FREE_LEADERBOARD_ROWS;
+    args.type === undefined && offset === 0 && (args.limit ?? LEADERBOARD_FREE_ROWS) <= LEADERBOARD_FREE_ROWS;
   if (free) {
     const a = await deps.call('/leaderboard');
     const r = fromAnswer(a, deps.treasury, (body) => {
@@ -460,141 +439,87 @@ const TOOLS: readonly Tool[] = [
   tool(
     'rep_pricing',
     'Free. Prices of every metered route, the pinned treasury, accepted networks, the live index size and the policies in force; probes the live 402 of each metered route (the 402 is the authority of a price).',
-    z.object({}).strict(),
+    ToolArgs.none,
     (deps) => pricing(deps),
   ),
   tool(
     'rep_resolve',
     'Free. GET /search/{q}: exact lookup of an EVM address, a Solana base58 key or an agent id; one row per chain (never a single answer), each with its owner, final_score and the paid detail route. No name search.',
-    z
-      .object({ q: z.string().describe('EVM address, Solana base58 key or agent id (exact match only).') })
-      .strict(),
+    ToolArgs.resolve,
     (deps, a) => get(deps, `/search/${seg(a.q)}`),
   ),
   tool(
     'rep_check_wallet',
     'Free. GET /wallets/{wallet}/chains: the per-chain preview of a wallet (identities, final_score, reviews and distinct raters per chain, global score). An invalid wallet gives status error.',
-    z.object({ wallet }).strict(),
+    ToolArgs.checkWallet,
     (deps, a) => get(deps, `/wallets/${seg(a.wallet)}/chains`),
   ),
   tool(
     'rep_chains',
     'Free. GET /chains (every chain side by side), or GET /chains/{network} for one chain (stats, top wallets scored with that chain only, facets, daily activity).',
-    z
-      .object({
-        network: network.optional(),
-        days: z.number().int().optional().describe('With network: days of the activity series.'),
-      })
-      .strict(),
+    ToolArgs.chains,
     (deps, a) =>
       get(deps, a.network === undefined ? '/chains' : `/chains/${seg(a.network)}${qs({ days: a.days })}`),
   ),
   tool(
     'rep_feed',
     "Free. GET /feed: the newest ratings by the chain's own clock, optionally for one network.",
-    z
-      .object({
-        network: network.optional(),
-        limit: z.number().int().optional().describe('How many ratings.'),
-      })
-      .strict(),
+    ToolArgs.feed,
     (deps, a) => get(deps, `/feed${qs({ network: a.network, limit: a.limit })}`),
   ),
   tool(
     'rep_index_status',
     'Free. GET /health: agents and ratings indexed, per-chain scan coverage, indexer period and the versioned policies.',
-    z.object({}).strict(),
+    ToolArgs.none,
     (deps) => get(deps, '/health'),
   ),
   tool(
     'rep_types',
     'Free. GET /stats/types: declared-type coverage (self-declared, never verified) with total_agents and unknown_share.',
-    z.object({}).strict(),
+    ToolArgs.none,
     (deps) => get(deps, '/stats/types'),
   ),
   tool(
     'rep_manifesto',
     'Free. GET /manifesto: the principles of the index and how to verify each of them.',
-    z.object({}).strict(),
+    ToolArgs.none,
     (deps) => get(deps, '/manifesto'),
   ),
   // ---------------------------------------------------------------- metered
   tool(
     'rep_lookup_wallet',
     'Metered (GET /reputation/wallet/{wallet}; snapshot=true adds a durable receipt at a higher price). The full decomposition: per-chain scores, facets, self-rating gap, concentration, confidence, caveats. Without payment: the 402 challenge and recipient_check.',
-    z.object({
-      wallet,
-      snapshot: z
-        .boolean()
-        .optional()
-        .describe('true: also write a durable receipt row (inputs_digest, policy_version); priced higher.'),
-      payment,
-    }),
+    ToolArgs.lookupWallet,
     (deps, a) => lookupWallet(deps, a),
   ),
   tool(
     'rep_rater_profile',
     'Metered (GET /reputation/rater/{wallet}). The wallet as a rater: ratings emitted, revocations, subjects, dispersion, per-chain split, self-ratings, roles. Emits no score.',
-    z.object({ wallet, payment }),
+    ToolArgs.raterProfile,
     (deps, a) => raterProfile(deps, a),
   ),
   tool(
     'rep_lookup_agent',
     'Metered (GET /reputation/agent/{network}/{agent_id}). One agent with every rating and its transaction; confidence and caveats on top. The same id on another chain is a different agent: network is required.',
-    z.object({
-      network: network.describe('Chain slug of the agent (required, no default).'),
-      agent_id: z.string().describe('Agent id as a string (counter on EVM chains, base58 on solana).'),
-      max_ratings: z
-        .number()
-        .int()
-        .min(0)
-        .max(1000)
-        .optional()
-        .describe(
-          `Ratings to return (default ${DEFAULT_MAX_RATINGS}; at most 1000; 0 = the largest page, 1000). Truncation is always declared.`,
-        ),
-      payment,
-    }),
+    ToolArgs.lookupAgent,
     (deps, a) => lookupAgent(deps, a),
   ),
   tool(
     'rep_history',
     'Metered (GET /reputation/wallet/{wallet}/history). The score over on-chain time, weekly or monthly, with coverage.undated_reviews.',
-    z.object({
-      wallet,
-      bucket: z
-        .enum(['week', 'month'])
-        .optional()
-        .describe('Bucket size of the series (route default when omitted).'),
-      payment,
-    }),
+    ToolArgs.history,
     (deps, a) => history(deps, a),
   ),
   tool(
     'rep_facets',
     'Per-area (tag1 facet) reputation versus the index mean. With wallet: metered (the facets of GET /reputation/wallet/{wallet}). Without wallet: free, the global reference table GET /stats/facets (optional network).',
-    z.object({
-      wallet: wallet.optional(),
-      network: network.optional().describe('Without wallet: restrict the reference table to one chain.'),
-      payment: payment.describe(
-        'Only with wallet: the base64 x402 payload for GET /reputation/wallet/{wallet}.',
-      ),
-    }),
+    ToolArgs.facets,
     (deps, a) => facets(deps, a),
   ),
   tool(
     'rep_leaderboard',
-    'Wallets ranked by evidence (shrunk_score). First page (up to 100 rows, offset 0, no type) is free from GET /leaderboard; other offsets, limit over 100 (up to 500) or a type filter go to the metered GET /leaderboard/page. pagination.total is always null (not published).',
-    z.object({
-      offset: z.number().int().min(0).optional(),
-      limit: z.number().int().min(1).max(500).optional(),
-      type: z
-        .string()
-        .min(1)
-        .optional()
-        .describe('Declared-type filter (self-declared, never verified); metered.'),
-      payment,
-    }),
+    `Wallets ranked by evidence (shrunk_score). First page (up to ${LEADERBOARD_FREE_ROWS} rows, offset 0, no type) is free from GET /leaderboard; other offsets, limit over ${LEADERBOARD_FREE_ROWS} (up to ${LEADERBOARD_PAGE_LIMIT.max}) or a type filter go to the metered GET /leaderboard/page. pagination.total is always null (not published).`,
+    ToolArgs.leaderboard,
     (deps, a) => leaderboard(deps, a),
   ),
 ];

@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { App, AppContext } from '../context.js';
 import { agentCard, AgentCardSchema } from '../../a2a/agent-card.js';
 import { answerText, extractText } from '../../a2a/dispatch.js';
@@ -37,31 +38,8 @@ import { refuseOtherMethods, requestInProcess } from '../../in-process.js';
 /** Longest request body read; a `message/send` carrying a wallet fits in a few hundred bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-class BodyTooLarge extends Error {}
 /** An in-process call found the client's bucket empty: the POST is answered 429 as a whole. */
 class OverBudget extends Error {}
-
-/** The request body as text, refused unread past MAX_BODY_BYTES (declared or streamed). */
-async function readBoundedBody(c: Context): Promise<string> {
-  const declared = Number(c.req.header('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) throw new BodyTooLarge();
-  const stream = c.req.raw.body;
-  if (!stream) return '';
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}
 
 const agentCardRoute = createRoute({
   method: 'get',
@@ -101,18 +79,23 @@ export function registerA2aRoutes(app: App, ctx: AppContext): void {
     return c.json(body as object, status);
   };
 
-  app.post('/a2a', async (c) => {
+  // Hono's bodyLimit refuses a body over MAX_BODY_BYTES unread (declared) or as soon as the
+  // stream passes it, with the door's own JSON-RPC envelope.
+  const withinBodyLimit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) =>
+      rpc(
+        c,
+        errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`),
+        413,
+      ),
+  });
+
+  app.post('/a2a', withinBodyLimit, async (c) => {
     let raw: string;
     try {
-      raw = await readBoundedBody(c);
-    } catch (e) {
-      if (e instanceof BodyTooLarge) {
-        return rpc(
-          c,
-          errorResponse(null, INVALID_REQUEST, `Invalid Request: the body is over ${MAX_BODY_BYTES} bytes`),
-          413,
-        );
-      }
+      raw = await c.req.text();
+    } catch {
       return rpc(c, errorResponse(null, PARSE_ERROR, 'Parse error: the body could not be read'), 400);
     }
     const req = parseRequest(raw);

@@ -5,7 +5,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
 import { resolveNetwork } from '../../../paid/params.js';
-import { CHAIN_DAYS, CHAIN_TOP_LIMIT, readChainActivity, readChainStats } from '../../../read/chains.js';
+import { readChainActivity, readChainStats } from '../../../read/chains.js';
 import { readChainRanking } from '../../../read/leaderboard.js';
 import { readFacets } from '../../../read/stats.js';
 import { ORDERING_POLICY, POLICY_VERSION } from '../../../scoring/index.js';
@@ -13,13 +13,8 @@ import type { App, AppContext } from '../context.js';
 import { unknownNetwork } from '../errors.js';
 import { CACHE_AGGREGATE } from '../free-cache.js';
 import { ChainDetailSchema, ChainStatSchema } from '../schemas/aggregates.js';
-import {
-  NETWORK_DOC,
-  UnknownNetworkSchema,
-  ValidationErrorSchema,
-  intQuery,
-  json,
-} from '../schemas/common.js';
+import { NETWORK_DOC, UnknownNetworkSchema, ValidationErrorSchema, json } from '../schemas/common.js';
+import { ChainQuerySchema } from '../schemas/params.js';
 
 const chainsRoute = createRoute({
   method: 'get',
@@ -42,10 +37,7 @@ const chainRoute = createRoute({
   tags: ['free'],
   request: {
     params: z.object({ network: z.string().openapi({ description: NETWORK_DOC, example: 'base' }) }),
-    query: z.object({
-      days: intQuery(CHAIN_DAYS, 'Days of activity history, ending today (UTC).'),
-      limit: intQuery(CHAIN_TOP_LIMIT, 'Top wallets to return.'),
-    }),
+    query: ChainQuerySchema,
   },
   responses: {
     200: json(ChainDetailSchema, 'The chain'),

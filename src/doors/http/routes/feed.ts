@@ -2,11 +2,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
 import { resolveNetwork } from '../../../paid/params.js';
-import { FEED_LIMIT, readFeed } from '../../../read/feed.js';
+import { readFeed } from '../../../read/feed.js';
 import type { App, AppContext } from '../context.js';
 import { unknownNetwork } from '../errors.js';
 import { FeedEventSchema, FeedQueryErrorSchema } from '../schemas/aggregates.js';
-import { NETWORK_DOC, intQuery, json } from '../schemas/common.js';
+import { json } from '../schemas/common.js';
+import { FeedQuerySchema } from '../schemas/params.js';
 
 /** The feed moves with every pass too, but it is the pulse: keep it short. */
 const CACHE_FEED = 'public, max-age=30';
@@ -20,13 +21,7 @@ const feedRoute = createRoute({
     'are not on the clock and are left out. `facet` is raw tag1: untrusted text.',
   tags: ['free'],
   request: {
-    query: z.object({
-      network: z
-        .string()
-        .optional()
-        .openapi({ description: `${NETWORK_DOC} Omit it for the global feed.` }),
-      limit: intQuery(FEED_LIMIT, 'How many ratings to return.'),
-    }),
+    query: FeedQuerySchema,
   },
   responses: {
     200: json(z.array(FeedEventSchema), 'Newest ratings first'),

@@ -24,6 +24,7 @@
  * `access-control-allow-origin: *` come from the door middleware registered in a2a.ts.
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { bodyLimit } from 'hono/body-limit';
 import type { App, AppContext } from '../context.js';
 import { API_VERSION } from '../errors.js';
 import { inProcessCaller } from '../../mcp/results.js';
@@ -35,29 +36,6 @@ const MCP_MAX_BODY_BYTES = 64 * 1024;
 
 const MCP_SERVER_INFO = Object.freeze({ name: 'repindex', version: API_VERSION });
 
-class BodyTooLarge extends Error {}
-
-/** The request body as text, refused unread past `max` bytes (declared or streamed). */
-async function readBoundedText(req: Request, max: number): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > max) throw new BodyTooLarge();
-  if (!req.body) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
-}
-
 function jsonRpcError(status: 400 | 413, code: number, message: string): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
     status,
@@ -66,14 +44,19 @@ function jsonRpcError(status: 400 | 413, code: number, message: string): Respons
 }
 
 export function registerMcpRoutes(app: App, ctx: AppContext): void {
-  app.post('/mcp', async (c) => {
+  // Hono's bodyLimit refuses a body over MCP_MAX_BODY_BYTES unread (declared) or as soon as the
+  // stream passes it, with the door's own JSON-RPC envelope.
+  const withinBodyLimit = bodyLimit({
+    maxSize: MCP_MAX_BODY_BYTES,
+    onError: () =>
+      jsonRpcError(413, -32000, `Payload Too Large: the body is over ${MCP_MAX_BODY_BYTES} bytes`),
+  });
+
+  app.post('/mcp', withinBodyLimit, async (c) => {
     let text: string;
     try {
-      text = await readBoundedText(c.req.raw, MCP_MAX_BODY_BYTES);
-    } catch (e) {
-      if (e instanceof BodyTooLarge) {
-        return jsonRpcError(413, -32000, `Payload Too Large: the body is over ${MCP_MAX_BODY_BYTES} bytes`);
-      }
+      text = await c.req.text();
+    } catch {
       return jsonRpcError(400, -32700, 'Parse error: the body could not be read');
     }
     if (/^\s*\[/.test(text)) {
