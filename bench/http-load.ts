@@ -22,10 +22,15 @@ export function silenceLogs(): void {
   });
 }
 
-/** A bare Hono app answering `GET /` with `{"ok":true}` on an ephemeral port of 127.0.0.1. */
-export async function startBareHono(): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * A bare Hono app answering `GET /` with `{"ok":true}` (or the JSON text `body`: the same bytes as
+ * a route under test, so only the shell around it differs) on an ephemeral port of 127.0.0.1.
+ */
+export async function startBareHono(body?: string): Promise<{ url: string; close(): Promise<void> }> {
   const bare = new Hono();
-  bare.get('/', (c) => c.json({ ok: true }));
+  bare.get('/', (c) =>
+    body === undefined ? c.json({ ok: true }) : c.body(body, 200, { 'content-type': 'application/json' }),
+  );
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: bare.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });

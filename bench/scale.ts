@@ -439,6 +439,18 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
       console.log(
         `  ${'/pricing'.padEnd(44)} ${Math.round(pricing)} req/s  (${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`,
       );
+      // The same comparison with the body held equal: a bare Hono route sending /pricing's own bytes.
+      const pricingBody = await (await fetch(`${server.url}/pricing`)).text();
+      const bareSame = await startBareHono(pricingBody);
+      try {
+        const sameRps = await rpsAt(bareSame.url);
+        console.log(
+          `  ${`bare Hono, /pricing's ${pricingBody.length}-byte body`.padEnd(44)} ${Math.round(sameRps)} req/s  ` +
+            `(/pricing = ${((100 * pricing) / sameRps).toFixed(0)} % of it: the shell's own cost)`,
+        );
+      } finally {
+        await bareSame.close();
+      }
       for (const path of [
         '/leaderboard',
         '/chains',
