@@ -5,8 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Builds dist/ when stale; a private TMPDIR per run, checked for leftovers at the end.
     globalSetup: ['test/global-setup.ts'],
-    // Per file: fails a file whose child processes outlive it; removes the file's temp folders.
-    setupFiles: ['test/setup-children.ts', 'test/setup-tempdirs.ts'],
+    // Per file: fails a file whose child processes outlive it; resets the logger and removes the file's temp folders.
+    setupFiles: ['test/setup-children.ts', 'test/setup-file-state.ts'],
     testTimeout: 60_000,
     // A file reading the demo index waits in its beforeAll until global setup has built it.
     hookTimeout: 300_000,

@@ -1,7 +1,7 @@
 /**
  * Temporary folders that a test file removes again: `tempDir('repindex-cli-')` creates a folder
  * under the OS temp dir, and every folder created through it is deleted after the file's last
- * test (test/setup-tempdirs.ts, a setup file that vitest runs for every test file: test files
+ * test (test/setup-file-state.ts, a setup file that vitest runs for every test file: test files
  * share one module instance per worker, so a hook registered here would run for the first only). Use it instead of a bare
  * `mkdtempSync`: the suite's global teardown fails the run when `repindex-*` folders remain.
  */
