@@ -41,14 +41,19 @@ export async function buildDbTemplates(dir: string): Promise<DbTemplateRef> {
     await onDisk.close();
   }
   const tar = join(dir, 'migrated.tar');
+  await dumpDataDirTo(dataDir, tar);
+  return { tar, dataDir };
+}
+
+/** Writes the PGlite data directory `dataDir` (closed) to `file` as a `dumpDataDir()` tarball. */
+export async function dumpDataDirTo(dataDir: string, file: string): Promise<void> {
   const raw = await PGlite.create({ dataDir });
   try {
     const blob = await raw.dumpDataDir('none');
-    writeFileSync(tar, Buffer.from(await blob.arrayBuffer()));
+    writeFileSync(file, Buffer.from(await blob.arrayBuffer()));
   } finally {
     await raw.close();
   }
-  return { tar, dataDir };
 }
 
 function ref(): DbTemplateRef | null {

@@ -5,13 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { ChainConfig } from '../../src/chains.js';
 import { startDemo, type Demo } from '../../src/demo/run-demo.js';
 import type { ScenarioFacts } from '../../src/demo/scenario.js';
 import type { PassReport } from '../../src/indexer/pass.js';
 import { testDatabaseUrl } from './db.js';
+import { dumpDataDirTo } from './db-template.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DemoFixtureRef {
@@ -105,10 +105,7 @@ export async function buildDemoFixture(
     };
     await demo.close();
     if (!template) {
-      const db = await PGlite.create({ dataDir: join(dir, 'pgdata') });
-      const tar = await db.dumpDataDir('none');
-      await db.close();
-      writeFileSync(join(dir, 'pgdata.tar'), Buffer.from(await tar.arrayBuffer()));
+      await dumpDataDirTo(join(dir, 'pgdata'), join(dir, 'pgdata.tar'));
       rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
     }
     writeFileSync(join(dir, `${READY}.part`), JSON.stringify(file));

@@ -201,8 +201,7 @@ export class FreeAnswerCache {
       res.headers.forEach((v, h) => {
         if (!DROPPED_HEADERS.has(h.toLowerCase())) headers.push([h, v]);
       });
-      const etag =
-        res.headers.get('etag') ?? `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
+      const etag = res.headers.get('etag') ?? etagOf(body);
       const entry: Entry = { status: res.status, headers, body, etag };
       this.put(key, kind, entry);
       c.res = respond(c, entry);
@@ -220,6 +219,11 @@ export class FreeAnswerCache {
   private clock(c: Context<AppEnv>): number {
     return this.clockOf ? this.clockOf(c) : Date.now();
   }
+}
+
+/** The ETag of a body: a quoted, shortened SHA-1 (the free answers and /pricing use it). */
+export function etagOf(body: string | Uint8Array): string {
+  return `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
 }
 
 /** Does an If-None-Match header name this ETag (weak comparison, `*`)? */

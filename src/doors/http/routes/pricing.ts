@@ -1,9 +1,8 @@
 /** `GET /pricing`: the pricing table (src/payments/pricing.ts), from configuration only: never the database. */
-import { createHash } from 'node:crypto';
 import { createRoute } from '@hono/zod-openapi';
 import { PRICING_VERSION, pricingCatalog } from '../../../payments/pricing.js';
 import type { App, AppContext } from '../context.js';
-import { etagMatches } from '../free-cache.js';
+import { etagMatches, etagOf } from '../free-cache.js';
 import { PricingCatalogSchema } from '../schemas/meta.js';
 
 const CACHE_PRICING = 'public, max-age=300';
@@ -42,7 +41,7 @@ export function registerPricingRoute(app: App, ctx: AppContext): void {
   // Built from configuration only (no database access, ever), so built ONCE per app: the body and
   // its ETag are bytes ready to send; a matching If-None-Match is answered 304.
   const body = JSON.stringify(pricingCatalog(ctx.config));
-  const etag = `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"`;
+  const etag = etagOf(body);
   app.openapi(pricingRoute, function getPricing(c) {
     c.header('X-Pricing-Version', PRICING_VERSION);
     c.header('Cache-Control', CACHE_PRICING);
