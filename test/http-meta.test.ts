@@ -145,6 +145,27 @@ describe('pricing table (src/payments/pricing.ts)', () => {
 });
 
 describe('GET /pricing', () => {
+  it('carries an ETag of its body; If-None-Match naming it answers 304 with no body; another config, another tag', async () => {
+    const { app, db } = appWith({ TREASURY_ADDRESS: TREASURY });
+    const first = await get(app, '/pricing');
+    const etag = first.res.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    expect(first.res.headers.get('content-type')).toMatch(/^application\/json/);
+    const again = await app.request('/pricing', { headers: { 'If-None-Match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    const stale = await get(app, '/pricing', { headers: { 'If-None-Match': '"not-this-one"' } });
+    expect(stale.res.status).toBe(200);
+    expect(stale.text).toBe(first.text);
+    const other = await get(
+      appWith({ TREASURY_ADDRESS: '0x2222222222222222222222222222222222222222' }).app,
+      '/pricing',
+    );
+    expect(other.res.headers.get('etag')).not.toBe(etag);
+    expect(db.calls).toBe(0);
+  });
+
   it('answers from the table with the index down, with X-Pricing-Version and the treasury from config', async () => {
     const { app, db } = appWith({ TREASURY_ADDRESS: TREASURY });
     const { res, body } = await get(app, '/pricing');
