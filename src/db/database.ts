@@ -226,45 +226,73 @@ async function lockDataDir(dir: string): Promise<() => Promise<void>> {
   };
 }
 
-async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
-  const inMemory = dataDir.startsWith('memory://');
-  let releaseLock: (() => Promise<void>) | null = null;
-  let db: PGlite;
-  const parsers = { [pgliteTypes.INT8]: parseInt8 };
-  if (inMemory) {
-    db = await PGlite.create({ parsers, ...(loadDataDir ? { loadDataDir } : {}) });
-  } else {
-    const dir = resolve(dataDir);
-    mkdirSync(dir, { recursive: true });
-    // PGlite takes no lock of its own: two processes on one directory silently lose rows.
-    try {
-      releaseLock = await lockDataDir(dir);
-    } catch (e) {
-      if ((e as { code?: string }).code === 'ELOCKED') {
-        throw new DataDirLockedError(
-          `The data directory ${dir} is in use by another repindex process (for example a running ` +
-            '"serve", which already runs the indexer). Stop it, or use PostgreSQL (DATABASE_URL) to run ' +
-            'several processes on one index.',
-        );
-      }
-      throw e;
-    }
-    try {
-      db = await PGlite.create({ dataDir: dir, parsers });
-    } catch (e) {
-      await releaseLock();
-      throw e;
-    }
-  }
+const PGLITE_PARSERS = { [pgliteTypes.INT8]: parseInt8 };
 
+/**
+ * A new in-memory PGlite with this module's type parsing, empty or loaded from a `dumpDataDir()`
+ * tarball. Wrap it with {@link pgliteDatabase}.
+ */
+export function newMemoryPglite(loadDataDir?: Blob): Promise<PGlite> {
+  return PGlite.create({ parsers: PGLITE_PARSERS, ...(loadDataDir ? { loadDataDir } : {}) });
+}
+
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
+  if (dataDir.startsWith('memory://')) {
+    const db = await newMemoryPglite(loadDataDir);
+    return pgliteDatabase(db, () => db.close());
+  }
+  const dir = resolve(dataDir);
+  mkdirSync(dir, { recursive: true });
+  // PGlite takes no lock of its own: two processes on one directory silently lose rows.
+  let releaseLock: () => Promise<void>;
+  try {
+    releaseLock = await lockDataDir(dir);
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ELOCKED') {
+      throw new DataDirLockedError(
+        `The data directory ${dir} is in use by another repindex process (for example a running ` +
+          '"serve", which already runs the indexer). Stop it, or use PostgreSQL (DATABASE_URL) to run ' +
+          'several processes on one index.',
+      );
+    }
+    throw e;
+  }
+  let db: PGlite;
+  try {
+    db = await PGlite.create({ dataDir: dir, parsers: PGLITE_PARSERS });
+  } catch (e) {
+    await releaseLock();
+    throw e;
+  }
+  return pgliteDatabase(db, async () => {
+    try {
+      await db.close();
+    } finally {
+      await releaseLock().catch(() => undefined);
+    }
+  });
+}
+
+/**
+ * The Database over a PGlite instance; `close()` runs `onClose` once (the instance's owner decides
+ * what closing means: the test suite hands instances back to a pool). After close every call
+ * through this handle, its reader and its transactions throws, even while the instance lives on.
+ */
+export function pgliteDatabase(db: PGlite, onClose: () => Promise<void>): Database {
+  let closed: Promise<void> | null = null;
+  const open = () => {
+    if (closed) throw new Error('the database is closed');
+  };
   const heldLocks = new Set<string>();
   const on = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
     async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+      open();
       noteStatement(sql);
       const r = await c.query<T>(sql, params as unknown[] | undefined);
       return r.rows;
     },
     async exec(sql: string) {
+      open();
       noteWrite();
       await c.exec(sql);
     },
@@ -275,12 +303,14 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     ...base,
     reader: () => self,
     async copyCsv(table, columns, csv) {
+      open();
       noteWrite();
       await db.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], {
         blob: new Blob([csv]),
       });
     },
     async transaction(fn) {
+      open();
       try {
         return await db.transaction((tx) => fn(on(tx)));
       } finally {
@@ -296,12 +326,9 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
         heldLocks.delete(name);
       }
     },
-    async close() {
-      try {
-        await db.close();
-      } finally {
-        if (releaseLock) await releaseLock().catch(() => undefined);
-      }
+    close() {
+      closed ??= onClose();
+      return closed;
     },
   };
   return self;

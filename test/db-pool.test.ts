@@ -1,0 +1,89 @@
+/**
+ * The test suite's pool of in-memory PGlite instances (helpers/db-template.ts): a closed test
+ * database's instance is reused by the next one only when it is exactly the migrated template
+ * again. These tests hold it to that: no row, no session setting and no schema change crosses
+ * from one test database to the next, and a closed handle stays closed.
+ */
+import { describe, expect, it } from 'vitest';
+import { openMigratedPglite, pglitePool } from './helpers/db-template.js';
+
+const count = async (db: Awaited<ReturnType<typeof openMigratedPglite>>, table: string) =>
+  Number((await db.query<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
+
+describe('PGlite pool of the test suite', () => {
+  it('hands the next test database an emptied instance: no row and no session setting crosses', async () => {
+    const a = await openMigratedPglite();
+    await a.query(`INSERT INTO chains (network, kind, chain_id) VALUES ('base', 'evm', 8453)`);
+    await a.exec(`SET statement_timeout = 1234`);
+    expect(await count(a, 'chains')).toBe(1);
+    const before = { ...pglitePool };
+    await a.close();
+    expect(pglitePool.recycled).toBe(before.recycled + 1);
+
+    const b = await openMigratedPglite();
+    try {
+      expect(pglitePool.reused).toBe(before.reused + 1);
+      expect(await count(b, 'chains')).toBe(0);
+      const [timeout] = await b.query<{ statement_timeout: string }>('SHOW statement_timeout');
+      expect(timeout!.statement_timeout).toBe('0');
+      // The migrations are all still recorded, so the instance is the migrated template again.
+      expect(await count(b, 'schema_migrations')).toBeGreaterThan(0);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('closes an instance whose schema a test changed instead of reusing it', async () => {
+    const a = await openMigratedPglite();
+    await a.exec('DROP TRIGGER live_ratings_ins ON ratings');
+    await a.exec('CREATE TABLE left_behind (x int)');
+    const before = { ...pglitePool };
+    await a.close();
+    expect(pglitePool.closed).toBe(before.closed + 1);
+    expect(pglitePool.recycled).toBe(before.recycled);
+
+    const b = await openMigratedPglite();
+    try {
+      const rows = await b.query(
+        `SELECT tgname FROM pg_trigger WHERE tgname = 'live_ratings_ins'
+         UNION ALL SELECT relname FROM pg_class WHERE relname = 'left_behind'`,
+      );
+      expect(rows).toEqual([{ tgname: 'live_ratings_ins' }]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a closed handle refuses every call, although its instance lives on in the pool', async () => {
+    const a = await openMigratedPglite();
+    const reader = a.reader!();
+    await a.close();
+    await expect(a.query('SELECT 1')).rejects.toThrow('the database is closed');
+    await expect(reader.query('SELECT 1')).rejects.toThrow('the database is closed');
+    await expect(a.exec('SELECT 1')).rejects.toThrow('the database is closed');
+    await expect(a.transaction(async (tx) => tx.query('SELECT 1'))).rejects.toThrow('the database is closed');
+    // The next test database, on the same instance, works.
+    const b = await openMigratedPglite();
+    try {
+      expect(await b.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('an instance closed inside an open transaction is not reused', async () => {
+    const a = await openMigratedPglite();
+    // A transaction block left open on the session (BEGIN without COMMIT).
+    await a.exec('BEGIN');
+    await a.query(`INSERT INTO chains (network, kind) VALUES ('x', 'evm')`);
+    const before = { ...pglitePool };
+    await a.close();
+    expect(pglitePool.closed).toBe(before.closed + 1);
+    const b = await openMigratedPglite();
+    try {
+      expect(await count(b, 'chains')).toBe(0);
+    } finally {
+      await b.close();
+    }
+  });
+});
