@@ -9,9 +9,11 @@ import { privateKeyToAccount } from 'viem/accounts';
 import {
   DEFAULT_GENESIS_TIMESTAMP,
   JsonRpcError,
+  localNodeAt,
   startLocalNode,
   type LocalNode,
 } from '../src/demo/local-node.js';
+import { publicClientFor } from '../src/demo/registries.js';
 
 async function rpc(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
   const res = await fetch(url, {
@@ -156,6 +158,29 @@ describe('local node shutdown', () => {
     const again = await startLocalNode({ chainId: 42161, port });
     expect(again.rpcUrl).toBe(node.rpcUrl);
     await again.close();
+  });
+
+  it('the demo helpers call a node of this process directly; a new node on the same URL gets its own client', async () => {
+    const node = await startLocalNode({ chainId: 10 });
+    const port = Number(new URL(node.rpcUrl).port);
+    expect(localNodeAt(node.rpcUrl)).toBe(node);
+    const direct = publicClientFor(node.rpcUrl);
+    expect(direct.transport.type).toBe('custom');
+    expect(await direct.getChainId()).toBe(10);
+    await node.close();
+    expect(localNodeAt(node.rpcUrl)).toBeUndefined();
+    // No node of this process serves the URL any more: an HTTP client.
+    expect(publicClientFor(node.rpcUrl).transport.type).toBe('http');
+
+    const again = await startLocalNode({ chainId: 8453, port });
+    try {
+      const next = publicClientFor(again.rpcUrl);
+      expect(next).not.toBe(direct);
+      expect(next.transport.type).toBe('custom');
+      expect(await next.getChainId()).toBe(8453);
+    } finally {
+      await again.close();
+    }
   });
 
   it('honours a custom genesis timestamp', async () => {

@@ -93,6 +93,17 @@ const COINBASE = '0xc014ba5ec014ba5ec014ba5ec014ba5ec014ba5e';
 /** Largest HTTP request body accepted (a batch of large raw transactions stays far below). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
+/**
+ * The nodes running in this process, by RPC URL: a client in the same process may call a node
+ * directly instead of over HTTP (the demo's transaction helpers do; the indexer always uses HTTP).
+ */
+const running = new Map<string, LocalNode>();
+
+/** The node of this process that serves `rpcUrl`, if any (closed nodes are forgotten). */
+export function localNodeAt(rpcUrl: string): LocalNode | undefined {
+  return running.get(rpcUrl);
+}
+
 export class JsonRpcError extends Error {
   constructor(
     readonly code: number,
@@ -293,9 +304,10 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
   }
 
   let closing: Promise<void> | undefined;
+  const rpcUrl = `http://127.0.0.1:${port}`;
 
-  return {
-    rpcUrl: `http://127.0.0.1:${port}`,
+  const node: LocalNode = {
+    rpcUrl,
     chainId,
     accounts,
     privateKeys: [...privateKeys],
@@ -309,6 +321,7 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
       await request('evm_setNextBlockTimestamp', [timestamp]);
     },
     close() {
+      if (running.get(rpcUrl) === node) running.delete(rpcUrl);
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => {
           // Dropping the reference releases the native provider once garbage-collected; EDR has
@@ -322,4 +335,6 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
       return closing;
     },
   };
+  running.set(rpcUrl, node);
+  return node;
 }

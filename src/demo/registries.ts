@@ -10,6 +10,7 @@
 import {
   BaseError,
   createPublicClient,
+  custom,
   getAddress,
   encodeDeployData,
   encodeFunctionData,
@@ -24,6 +25,7 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { localNodeAt, type LocalNode } from './local-node.js';
 import identityArtifact from '../../contracts/artifacts/IdentityRegistry.json' with { type: 'json' };
 import reputationArtifact from '../../contracts/artifacts/ReputationRegistry.json' with { type: 'json' };
 
@@ -170,14 +172,35 @@ function gasBound(data: Hex, base = 250_000n): bigint {
 }
 
 const clients = new Map<string, PublicClient>();
+const inProcessClients = new WeakMap<LocalNode, PublicClient>();
 
-/** A viem public client per RPC URL; concurrent requests are sent as JSON-RPC batches. */
+/**
+ * A viem public client for an RPC URL. A node running in this process (local-node.ts) is called
+ * directly, without HTTP: the demo's scenario sends hundreds of transactions, and a JSON-RPC round
+ * trip over a local socket costs more CPU than the node's own work. Any other URL gets an HTTP
+ * client whose concurrent requests are sent as JSON-RPC batches.
+ */
 export function publicClientFor(rpcUrl: string): PublicClient {
+  const node = localNodeAt(rpcUrl);
+  if (node) {
+    let direct = inProcessClients.get(node);
+    if (!direct) {
+      direct = createPublicClient({
+        transport: custom(
+          { request: ({ method, params }) => node.request(method, params ?? []) },
+          { retryCount: 0 },
+        ),
+        pollingInterval: 50,
+      });
+      inProcessClients.set(node, direct);
+    }
+    return direct;
+  }
   let client = clients.get(rpcUrl);
   if (!client) {
     client = createPublicClient({
-      // A local node in this process answers only when the event loop is free: the scenario signs
-      // hundreds of transactions synchronously, so on a loaded machine an answer can take long.
+      // A node in another process answers only when its event loop is free: on a loaded machine
+      // an answer can take long.
       transport: http(rpcUrl, { batch: { wait: 0 }, retryCount: 0, timeout: 180_000 }),
       pollingInterval: 50,
     });
