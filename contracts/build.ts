@@ -7,10 +7,13 @@
  * of unchanged sources leaves the committed artifacts byte-identical.
  *
  * Usage: npx tsx contracts/build.ts   (npm run contracts:build)
+ *        npx tsx contracts/build.ts --out <dir>   (writes the artifacts there instead; the test
+ *        suite compiles into its own folder and compares the result with the committed files)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import solc from 'solc';
 
 const CONTRACTS_DIR = dirname(fileURLToPath(import.meta.url));
@@ -86,11 +89,13 @@ export async function buildContracts(): Promise<ContractArtifact[]> {
 }
 
 async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  const outDir = values.out ?? ARTIFACTS_DIR;
   const started = Date.now();
   const artifacts = await buildContracts();
-  await mkdir(ARTIFACTS_DIR, { recursive: true });
+  await mkdir(outDir, { recursive: true });
   for (const artifact of artifacts) {
-    const file = join(ARTIFACTS_DIR, `${artifact.contractName}.json`);
+    const file = join(outDir, `${artifact.contractName}.json`);
     await writeFile(file, `${JSON.stringify(artifact, null, 2)}\n`);
     console.log(`wrote ${file} (${(artifact.bytecode.length - 2) / 2} bytes of init code)`);
   }

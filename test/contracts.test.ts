@@ -4,7 +4,7 @@
  * chains hold what its facts say.
  */
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createPublicClient,
   encodeFunctionData,
@@ -20,7 +20,6 @@ import {
   type PublicClient,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { buildContracts } from '../contracts/build.js';
 import { startLocalNode, type LocalNode } from '../src/demo/local-node.js';
 import {
   deployRegistries,
@@ -39,6 +38,7 @@ import {
   transferAgent,
   type Registries,
 } from '../src/demo/registries.js';
+import { awaitCompiledContracts } from './helpers/contracts-fixture.js';
 import {
   playScenario,
   SCENARIO_CHAIN_IDS,
@@ -64,15 +64,18 @@ function signatures(abi: readonly unknown[]): string[] {
 
 describe('artifacts', () => {
   it('are what contracts/build.ts produces from the current sources', async () => {
-    const fresh = await buildContracts();
-    for (const artifact of fresh) {
-      const committed = await readFile(
-        new URL(`../contracts/artifacts/${artifact.contractName}.json`, import.meta.url),
-        'utf8',
-      );
-      expect(committed).toBe(`${JSON.stringify(artifact, null, 2)}\n`);
+    // Compiled in this run by `contracts/build.ts --out` (global setup starts it first).
+    const fresh = await awaitCompiledContracts(inject('compiledContracts'));
+    expect([...fresh.keys()].sort()).toEqual([
+      'IdentityRegistry.json',
+      'ReputationRegistry.json',
+      'TestUSDC.json',
+    ]);
+    for (const [file, text] of fresh) {
+      const committed = await readFile(new URL(`../contracts/artifacts/${file}`, import.meta.url), 'utf8');
+      expect(committed, file).toBe(text);
     }
-  }, 60_000);
+  }, 300_000);
 
   it('match the typed ABIs used by the code', () => {
     expect(signatures(identityRegistryAbi)).toEqual(signatures(identityRegistryArtifact.abi));

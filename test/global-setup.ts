@@ -5,16 +5,19 @@
  * - points TMPDIR at a private folder for the run, and at the end fails the run when a test left a
  *   `repindex-*` folder in it (every test removes what it creates; see helpers/tmp.ts), then
  *   removes the folder. Runs started at the same time therefore never see each other's folders;
+ * - compiles the registries from the current sources in a child process, started first so that it
+ *   runs beside the template build (helpers/contracts-fixture.ts), when a file of the run reads them;
  * - builds a migrated, empty database once (helpers/db-template.ts), loaded by every test database;
  * - builds the demo index once, when a file of the run reads it, and provides it to the files
  *   that copy it (helpers/demo-fixture.ts, helpers/demo.ts). The build is started here but not
  *   awaited: the other files run meanwhile, and a file that reads the demo waits for it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startContractsBuild, type CompiledContractsRef } from './helpers/contracts-fixture.js';
 import { buildDbTemplates } from './helpers/db-template.js';
 import {
   buildDemoFixture,
@@ -46,12 +49,12 @@ function ensureBuilt(): void {
   if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
 }
 
-/** Whether a test file of this run reads the demo index (calls openDemoCopy): else it is not built. */
-async function runReadsDemo(project: TestProject): Promise<boolean> {
+/** Whether a test file of this run contains `marker` (a fixture only files that use it need). */
+async function runFilesContain(project: TestProject, marker: string): Promise<boolean> {
   // The file filters given on the command line (vitest keeps them on an internal field; absent: all).
   const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
   const { testFiles } = await project.globTestFiles(filters);
-  return testFiles.some((f) => readFileSync(f, 'utf8').includes('openDemoCopy('));
+  return testFiles.some((f) => readFileSync(f, 'utf8').includes(marker));
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -66,11 +69,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const t0 = Date.now();
   let building: Promise<unknown> | null = null;
   let demoRef: DemoFixtureRef | null = null;
+  let contractsRef: CompiledContractsRef | null = null;
+  let contracts: ReturnType<typeof startContractsBuild> | null = null;
   try {
+    if (await runFilesContain(project, 'awaitCompiledContracts(')) {
+      contractsRef = { dir: join(runTmp, 'contracts') };
+      mkdirSync(contractsRef.dir);
+      contracts = startContractsBuild(contractsRef);
+    }
     const templates = await buildDbTemplates(join(runTmp, 'db-template'));
     project.provide('dbTemplate', templates);
     console.log(`[global-setup] migrated database template built in ${Date.now() - t0} ms`);
-    if (await runReadsDemo(project)) {
+    if (await runFilesContain(project, 'openDemoCopy(')) {
       // Not awaited: the files that do not read the demo run while it is built; openDemoCopy waits.
       demoRef = demoFixtureRef(join(runTmp, 'demo-fixture'));
       const t1 = Date.now();
@@ -84,13 +94,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
       );
     }
   } catch (e) {
+    contracts?.stop();
+    await contracts?.done;
     restore();
     rmSync(runTmp, { recursive: true, force: true });
     throw e;
   }
   project.provide('demoFixture', demoRef);
+  project.provide('compiledContracts', contractsRef);
   return async () => {
     try {
+      contracts?.stop();
+      await contracts?.done;
       await building;
       if (demoRef) await removeDemoFixture(demoRef);
     } finally {
