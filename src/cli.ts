@@ -133,7 +133,9 @@ async function openAndMigrateRaw(config: Config, opts: { readReplica?: boolean }
     databaseReadUrl: opts.readReplica ? config.databaseReadUrl : null,
   });
   try {
-    await migrate(db);
+    // A first start (a new data directory or database) says what it created.
+    const applied = await migrate(db);
+    if (applied.length > 0) logMigrations(applied);
     await registerChains(db, config.chains);
   } catch (e) {
     await db.close();
@@ -262,13 +264,18 @@ async function migrateCommand(config: Config): Promise<void> {
     } catch (e) {
       databaseStartupError(e, config);
     }
-    logger('migrate').info(
-      { applied },
-      applied.length ? `applied ${applied.join(', ')}` : 'already up to date',
-    );
+    logMigrations(applied);
   } finally {
     await db.close();
   }
+}
+
+/** One line for the migrations a start or `migrate` applied (the same words for both). */
+function logMigrations(applied: string[]): void {
+  logger('migrate').info(
+    { applied },
+    applied.length ? `applied ${applied.join(', ')}` : 'already up to date',
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {

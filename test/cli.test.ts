@@ -47,29 +47,22 @@ describe('repindex CLI', () => {
     expect(r2.stderr).toContain('unknown network "nowhere"');
   });
 
-  it('migrates twice harmlessly on the embedded database', () => {
-    const dataDir = tempDir('repindex-cli-');
-    const first = run(['migrate'], { DATA_DIR: dataDir });
-    expect(first.status, first.stderr).toBe(0);
-    expect(first.stdout).toContain('applied 0001_core.sql');
-    const second = run(['migrate'], { DATA_DIR: dataDir });
-    expect(second.status).toBe(0);
-    expect(second.stdout).toContain('already up to date');
-  });
-
-  it('serve answers GET /health on a fresh data directory, and a second process is refused', async () => {
+  // One brand-new data directory for the whole first-start story (PGlite's initdb costs seconds of
+  // CPU in a fresh process): `npm start` on a new machine, then `migrate` run by hand.
+  it('serve creates and migrates a fresh data directory, answers /health, refuses a second process; migrate then finds it up to date', async () => {
     const dataDir = tempDir('repindex-cli-');
     const child = spawn(process.execPath, [BIN, 'serve'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0' },
     });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let out = '';
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
         const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
         child.stdout.on('data', (d: Buffer) => {
           out += d.toString();
-          const m = /listening on (http:\/\/\S+)/.exec(out);
+          const m = /listening on (http:\/\/\S+?)[\s"]/.exec(out);
           if (m) {
             clearTimeout(timer);
             resolve(m[1]!);
@@ -77,6 +70,8 @@ describe('repindex CLI', () => {
         });
         child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
       });
+      // The first start created the schema, and said so.
+      expect(out).toContain('applied 0001_core.sql');
       const res = await fetch(`${url}/health`);
       expect(res.status).toBe(200);
       const body = await res.json();
@@ -88,8 +83,13 @@ describe('repindex CLI', () => {
       expect(second.stderr).toContain('in use by another repindex process');
     } finally {
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await exited;
     }
+    // Migrating by hand afterwards is harmless.
+    const again = run(['migrate'], { DATA_DIR: dataDir });
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toContain('already up to date');
+    expect(again.stdout).not.toMatch(/applied \d/);
   });
 
   it('--help runs the compiled CLI (dist/) in the launcher process', () => {
