@@ -53,6 +53,10 @@ export interface Config {
   metricsPort?: number | null;
   /** METRICS_HOST: its bind address (default: HOST). */
   metricsHost?: string;
+  /** RPC_RETRY_BASE_MS: first wait before retrying a failed RPC call, any chain (default 250; doubles, with jitter). */
+  rpcRetryBaseMs?: number;
+  /** RPC_MAX_ATTEMPTS: attempts of one RPC call before the chain's pass fails (default 5). */
+  rpcMaxAttempts?: number;
   /** SOLANA_RPC_TIMEOUT_MS: timeout of every Solana RPC call (default 30000). */
   solanaRpcTimeoutMs?: number;
   /** SOLANA_RPC_CONCURRENCY: most Solana RPC calls in flight (default 8; a 429 lowers it for a while). */
@@ -200,6 +204,8 @@ export function loadConfig(env: Env = process.env): Config {
     paymentAssetOverrides: paymentAssetOverrides(env),
     maxConcurrentPaidRuns: intVar(env, 'MAX_CONCURRENT_PAID_RUNS', 16, 1, 100_000),
     paymentReconcileSeconds: intVar(env, 'PAYMENT_RECONCILE_SECONDS', 300, 0, 7 * 24 * 3600),
+    rpcRetryBaseMs: intVar(env, 'RPC_RETRY_BASE_MS', 250, 1, 60_000),
+    rpcMaxAttempts: intVar(env, 'RPC_MAX_ATTEMPTS', 5, 1, 20),
     solanaRpcTimeoutMs: intVar(env, 'SOLANA_RPC_TIMEOUT_MS', 30_000, 100, 600_000),
     solanaRpcConcurrency: intVar(env, 'SOLANA_RPC_CONCURRENCY', 8, 1, 256),
   };

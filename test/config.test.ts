@@ -24,6 +24,14 @@ describe('configuration', () => {
     expect(c.receiptReuseSeconds).toBe(900);
     expect(c.treasuryAddress).toBeNull();
     expect(c.rateLimit).toEqual({ rate: 50, burst: 40 });
+    expect(c.rpcRetryBaseMs).toBe(250);
+    expect(c.rpcMaxAttempts).toBe(5);
+  });
+
+  it('reads the RPC retry policy', () => {
+    const c = loadConfig({ RPC_RETRY_BASE_MS: '10', RPC_MAX_ATTEMPTS: '2' });
+    expect(c.rpcRetryBaseMs).toBe(10);
+    expect(c.rpcMaxAttempts).toBe(2);
   });
 
   it('lists all 11 networks with chain ids and the registry addresses', () => {
@@ -54,6 +62,9 @@ describe('configuration', () => {
     [{ RECEIPT_REUSE_SECONDS: '100' }, /RECEIPT_REUSE_SECONDS must be between 300 and 1800/],
     [{ TREASURY_ADDRESS: '0x123' }, /TREASURY_ADDRESS must be an EVM address/],
     [{ RPC_URL_BASE: 'nope' }, /RPC_URL_BASE is not a valid URL/],
+    [{ RPC_RETRY_BASE_MS: 'soon' }, /RPC_RETRY_BASE_MS must be an integer/],
+    [{ RPC_RETRY_BASE_MS: '0' }, /RPC_RETRY_BASE_MS must be between 1 and 60000/],
+    [{ RPC_MAX_ATTEMPTS: '21' }, /RPC_MAX_ATTEMPTS must be between 1 and 20/],
   ])('rejects %o with a clear message', (env, re) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(re);

@@ -159,7 +159,13 @@ describe('repindex index --once', () => {
       base: localBase(),
       optimism: { ...localBase(await deadRpcUrl()), chainId: 10, enabled: true },
     });
-    const { code, out } = await startCli(['index', '--once'], { ...db.env, CHAINS_FILE: file }).done;
+    // A short first backoff (the operator's RPC_RETRY_BASE_MS): the dead chain's five attempts
+    // take tens of milliseconds instead of seconds.
+    const { code, out } = await startCli(['index', '--once'], {
+      ...db.env,
+      CHAINS_FILE: file,
+      RPC_RETRY_BASE_MS: '10',
+    }).done;
     expect(code, out).toBe(1);
     expect(out).toMatch(/\[index\] optimism failed: eth_chainId failed after 5 attempts/);
     const d = await db.open();

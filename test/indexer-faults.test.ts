@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { giveFeedback, registerAgent, revokeFeedback, transferAgent } from '../src/demo/registries.js';
+import { loadConfig } from '../src/config.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
@@ -250,6 +251,34 @@ describe('adaptive ranges and retries', () => {
       expect(r.status === 'ok' && r.failed).toEqual(['robinhood']);
       expect(proxy.injected).toBe(4);
       expect((await checkpoint('robinhood')).last_error).toMatch(/after 4 attempts/);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("the operator's retry policy", () => {
+  it('RPC_MAX_ATTEMPTS bounds the attempts and RPC_RETRY_BASE_MS sets the first backoff (doubling)', async () => {
+    const proxy = await startRpcProxy(chain.node.rpcUrl, { failFirst: { count: 1_000, status: 502 } });
+    try {
+      const operator = loadConfig({ RPC_MAX_ATTEMPTS: '3', RPC_RETRY_BASE_MS: '40' });
+      const config = configFor([{ ...target(chain, { network: 'celo' }), rpcUrl: proxy.url }], {
+        rpcMaxAttempts: operator.rpcMaxAttempts!,
+        rpcRetryBaseMs: operator.rpcRetryBaseMs!,
+      });
+      const log = quietLogger();
+      const r = await runIndexPass({ db: t.db, config, log, afterPass: null });
+      expect(r.status === 'ok' && r.failed).toEqual(['celo']);
+      expect(proxy.injected).toBe(3);
+      expect((await checkpoint('celo')).last_error).toMatch(/after 3 attempts/);
+      // Backoff before retry n: 40·2^(n−1) ms, jittered over its upper half.
+      const delays = log.debugs.map((l) => /retry (\d+)\/2 in (\d+) ms/.exec(l)).filter((m) => m !== null);
+      expect(delays.map((m) => Number(m[1]))).toEqual([1, 2]);
+      const [first, second] = delays.map((m) => Number(m[2]));
+      expect(first).toBeGreaterThanOrEqual(20);
+      expect(first).toBeLessThanOrEqual(40);
+      expect(second).toBeGreaterThanOrEqual(40);
+      expect(second).toBeLessThanOrEqual(80);
     } finally {
       await proxy.close();
     }

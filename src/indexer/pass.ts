@@ -392,15 +392,27 @@ function notStarted(chain: ChainConfig): ChainPassResult {
   };
 }
 
+function definedOnly<T extends Record<string, number | undefined>>(o: T): Partial<Record<keyof T, number>> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<
+    Record<keyof T, number>
+  >;
+}
+
 function makeScanner(
   chain: ChainConfig,
   opts: RunIndexPassOptions,
   log: IndexLogger,
 ): (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null {
-  if (chain.kind === 'evm') return createEvmScanner(chain, opts.scan, log);
+  // The operator's retry policy (RPC_RETRY_BASE_MS, RPC_MAX_ATTEMPTS); a test's own tuning wins.
+  const retry = definedOnly({
+    baseDelayMs: opts.config.rpcRetryBaseMs,
+    maxAttempts: opts.config.rpcMaxAttempts,
+  });
+  if (chain.kind === 'evm') return createEvmScanner(chain, { ...retry, ...opts.scan }, log);
   if (chain.kind === 'solana') {
     const { rpc, transport, ...tuning } = opts.solana ?? {};
     const fromConfig: Partial<SolanaScanOptions> = {
+      ...retry,
       timeoutMs: opts.config.solanaRpcTimeoutMs,
       txConcurrency: opts.config.solanaRpcConcurrency,
     };
