@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { migratedDataDir } from './helpers/db-template.js';
 import { tempDir } from './helpers/tmp.js';
+import { repindexArgs } from './helpers/repindex-bin.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const BIN = join(ROOT, 'bin/repindex.js');
 
 function run(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [BIN, ...args], {
+  return spawnSync(process.execPath, repindexArgs(args), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     encoding: 'utf8',
@@ -51,7 +51,7 @@ describe('repindex CLI', () => {
   // CPU in a fresh process): `npm start` on a new machine, then `migrate` run by hand.
   it('serve creates and migrates a fresh data directory, answers /health, refuses a second process; migrate then finds it up to date', async () => {
     const dataDir = tempDir('repindex-cli-');
-    const child = spawn(process.execPath, [BIN, 'serve'], {
+    const child = spawn(process.execPath, repindexArgs(['serve']), {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0' },
     });
@@ -101,7 +101,7 @@ describe('repindex CLI', () => {
 
   it('SIGTERM to the launcher stops the server and frees the port (no child is left behind)', async () => {
     const dataDir = migratedDataDir(tempDir('repindex-cli-'));
-    const child = spawn(process.execPath, [BIN, 'serve'], {
+    const child = spawn(process.execPath, repindexArgs(['serve']), {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -24,10 +24,9 @@ import {
   target,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
+import { repindexArgs } from './helpers/repindex-bin.js';
 
 const ROOT = join(import.meta.dirname, '..');
-// The launcher, run as `npx repindex` runs it: the compiled CLI in its own process (no child).
-const CLI = join(ROOT, 'bin/repindex.js');
 const OTHER_EVM = [
   'avalanche',
   'arbitrum',
@@ -118,7 +117,7 @@ function startCli(
   args: string[],
   env: Record<string, string>,
 ): { child: ChildProcess; done: Promise<{ code: number | null; out: string }> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, repindexArgs(args), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
   });

@@ -17,9 +17,9 @@ import { migratedDataDir } from './helpers/db-template.js';
 import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-app.js';
 import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
+import { repindexArgs } from './helpers/repindex-bin.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const CLI = join(ROOT, 'bin', 'repindex.js');
 
 /** Every chunk pino writes, as written. */
 function capture(level: 'debug' | 'info' | 'warn' | 'error') {
@@ -256,7 +256,7 @@ describe('LOG_LEVEL through the CLI', () => {
   });
 
   const migrate = (env: Record<string, string>) =>
-    spawnSync(process.execPath, [CLI, 'migrate'], {
+    spawnSync(process.execPath, repindexArgs(['migrate']), {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dir, ...env },
       encoding: 'utf8',

@@ -22,6 +22,7 @@ import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-a
 import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
 import { migratedDataDir } from './helpers/db-template.js';
+import { repindexArgs } from './helpers/repindex-bin.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -235,7 +236,7 @@ describe('repindex serve with METRICS_PORT', () => {
     };
     const metricsPort = await free();
     const dataDir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-metrics-')));
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'repindex.js'), 'serve'], {
+    const child = spawn(process.execPath, repindexArgs(['serve']), {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

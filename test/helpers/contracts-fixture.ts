@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ROOT, SHORT_LIVED_NODE_FLAGS } from './repindex-bin.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
 const READY = 'done';
 const FAILED = 'failed.txt';
 
@@ -31,7 +31,9 @@ declare module 'vitest' {
  */
 export function startContractsBuild(ref: CompiledContractsRef): { done: Promise<void>; stop(): void } {
   const out = join(ref.dir, 'artifacts');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'contracts/build.ts', '--out', out], {
+  // solc-js is wasm too: its baseline code is enough for one compile (6.7 instead of 8.7 CPU-s).
+  const args = [...SHORT_LIVED_NODE_FLAGS, '--import', 'tsx', 'contracts/build.ts', '--out', out];
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
