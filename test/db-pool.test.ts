@@ -1,13 +1,15 @@
 /**
- * The test suite's pool of in-memory PGlite instances (helpers/db-template.ts): a closed test
- * database's instance is reused by the next one only when it is exactly the migrated template
- * again. These tests hold it to that: no row, no session setting and no schema change crosses
+ * The test suite's pools of test databases: in-memory PGlite instances (helpers/db-template.ts)
+ * and, on PostgreSQL runs, schemas (helpers/db.ts). A closed test database is reused by the next
+ * one only when it is exactly the migrated template again. These tests hold it to that: no row, no session setting and no schema change crosses
  * from one test database to the next, and a closed handle stays closed.
  */
 import { describe, expect, it } from 'vitest';
+import type { Database } from '../src/db/database.js';
+import { openTestDatabase, testDbKind } from './helpers/db.js';
 import { openMigratedPglite, pglitePool } from './helpers/db-template.js';
 
-const count = async (db: Awaited<ReturnType<typeof openMigratedPglite>>, table: string) =>
+const count = async (db: Database, table: string) =>
   Number((await db.query<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))[0]!.n);
 
 describe('PGlite pool of the test suite', () => {
@@ -82,6 +84,37 @@ describe('PGlite pool of the test suite', () => {
     const b = await openMigratedPglite();
     try {
       expect(await count(b, 'chains')).toBe(0);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+describe.skipIf(testDbKind !== 'postgres')('PostgreSQL schema pool of the test suite', () => {
+  const schemaOf = (url: string | null) => new URL(url!).searchParams.get('options');
+
+  it('hands the next test database the emptied schema of a closed one', async () => {
+    const a = await openTestDatabase();
+    await a.db.query(`INSERT INTO chains (network, kind, chain_id) VALUES ('base', 'evm', 8453)`);
+    await a.close();
+    const b = await openTestDatabase();
+    try {
+      expect(schemaOf(b.url)).toBe(schemaOf(a.url));
+      expect(await count(b.db, 'chains')).toBe(0);
+      expect(await count(b.db, 'schema_migrations')).toBeGreaterThan(0);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('drops a schema a test changed instead of reusing it', async () => {
+    const a = await openTestDatabase();
+    await a.db.exec('CREATE TABLE left_behind (x int)');
+    await a.close();
+    const b = await openTestDatabase();
+    try {
+      expect(schemaOf(b.url)).not.toBe(schemaOf(a.url));
+      expect(await b.db.query(`SELECT 1 FROM pg_class WHERE relname = 'left_behind'`)).toEqual([]);
     } finally {
       await b.close();
     }

@@ -13,11 +13,14 @@
  *   awaited: the other files run meanwhile, and a file that reads the demo waits for it.
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startContractsBuild, type CompiledContractsRef } from './helpers/contracts-fixture.js';
+import { testDatabaseUrl } from './helpers/db.js';
 import { buildDbTemplates } from './helpers/db-template.js';
 import {
   buildDemoFixture,
@@ -47,6 +50,21 @@ function ensureBuilt(): void {
     stdio: 'inherit',
   });
   if (r.status !== 0) throw new Error('[global-setup] npm run build failed');
+}
+
+/** Drops this run's test schemas (`t_<tag>_…`) from the PostgreSQL test database. */
+async function dropTestSchemas(runTag: string): Promise<void> {
+  const c = new pg.Client({ connectionString: testDatabaseUrl! });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ nspname: string }>(
+      `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`,
+      [`t\\_${runTag}\\_%`],
+    );
+    for (const r of rows) await c.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
+  } finally {
+    await c.end();
+  }
 }
 
 /** Whether a test file of this run contains `marker` (a fixture only files that use it need). */
@@ -102,6 +120,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide('demoFixture', demoRef);
   project.provide('compiledContracts', contractsRef);
+  const runTag = randomBytes(4).toString('hex');
+  project.provide('runTag', runTag);
   return async () => {
     try {
       contracts?.stop();
@@ -111,6 +131,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     } finally {
       restore();
     }
+    // The PostgreSQL test schemas the workers' pools still held (helpers/db.ts).
+    if (testDatabaseUrl) await dropTestSchemas(runTag);
     const left = readdirSync(runTmp).filter((n) => n.startsWith('repindex-'));
     rmSync(runTmp, { recursive: true, force: true });
     if (left.length > 0) {

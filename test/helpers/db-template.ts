@@ -17,6 +17,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
 import { newMemoryPglite, pgliteDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
+import { describeSchema, schemaFingerprint, type CatalogQuery, type SchemaShape } from './db-reuse.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DbTemplateRef {
@@ -88,63 +89,21 @@ function migratedTarball(): Blob | null {
 // (`isolate: false`), so a closed test database hands its instance back here and the next
 // openMigratedPglite() takes it, emptied. An instance is only reused when it is exactly the
 // migrated template again: its session state discarded, its schema's fingerprint (every relation,
-// column, index, constraint, trigger, function, schema and setting) equal to a fresh instance's,
-// and every table but schema_migrations truncated. A test that altered the schema (dropped a
+// column, index, constraint, trigger, function, schema and setting: helpers/db-reuse.ts) equal to
+// a fresh instance's, and every table but schema_migrations truncated. A test that altered the schema (dropped a
 // trigger to inject a fault, say) fails the fingerprint and its instance is really closed.
 
 const idle: PGlite[] = [];
 /** At most this many emptied instances wait in a worker (each holds its wasm heap). */
 const IDLE_MAX = 2;
-let fresh: { fingerprint: string; truncate: string } | null = null;
+let fresh: SchemaShape | null = null;
 /** This worker's pool so far: instances started, taken from the pool, emptied into it, closed. */
 export const pglitePool = { started: 0, reused: 0, recycled: 0, closed: 0 };
 
-const FINGERPRINT_SQL = `
-WITH u AS (SELECT oid FROM pg_namespace
-           WHERE nspname NOT IN ('pg_catalog', 'information_schema') AND nspname NOT LIKE 'pg\\_%')
-SELECT md5(string_agg(x, E'\\n' ORDER BY x)) AS fp FROM (
-  SELECT 'n ' || nspname FROM pg_namespace WHERE oid IN (SELECT oid FROM u)
-  UNION ALL SELECT 'e ' || extname || ' ' || extversion FROM pg_extension
-  UNION ALL SELECT 'c ' || c.oid::regclass::text || ' ' || c.relkind::text || c.relpersistence::text || ' '
-                   || coalesce(array_to_string(c.reloptions, ','), '') || ' ' || c.relrowsecurity
-            FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM u)
-  UNION ALL SELECT 'a ' || a.attrelid::regclass::text || ' ' || a.attname || ' '
-                   || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull || ' '
-                   || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
-            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-            LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-            WHERE c.relnamespace IN (SELECT oid FROM u) AND a.attnum > 0 AND NOT a.attisdropped
-  UNION ALL SELECT 'i ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-            WHERE c.relnamespace IN (SELECT oid FROM u)
-  UNION ALL SELECT 'k ' || conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid)
-                   || ' ' || convalidated
-            FROM pg_constraint WHERE connamespace IN (SELECT oid FROM u)
-  UNION ALL SELECT 't ' || tgrelid::regclass::text || ' ' || tgname || ' ' || tgenabled::text || ' '
-                   || pg_get_triggerdef(oid)
-            FROM pg_trigger WHERE NOT tgisinternal
-  UNION ALL SELECT 'p ' || oid::regprocedure::text || ' ' || md5(prosrc) || ' ' || provolatile::text
-            FROM pg_proc WHERE pronamespace IN (SELECT oid FROM u)
-  UNION ALL SELECT 'v ' || c.oid::regclass::text || ' ' || md5(pg_get_viewdef(c.oid))
-            FROM pg_class c WHERE c.relkind IN ('v', 'm') AND c.relnamespace IN (SELECT oid FROM u)
-  UNION ALL SELECT 'r ' || polname FROM pg_policy
-  UNION ALL SELECT 's ' || array_to_string(setconfig, ',') FROM pg_db_role_setting
-  UNION ALL SELECT 'm ' || id FROM schema_migrations
-) AS f(x)`;
-
-async function fingerprint(pg: PGlite): Promise<string> {
-  const { rows } = await pg.query<{ fp: string }>(FINGERPRINT_SQL);
-  return rows[0]!.fp;
-}
-
-async function describeFresh(pg: PGlite): Promise<{ fingerprint: string; truncate: string }> {
-  const { rows } = await pg.query<{ t: string | null }>(
-    `SELECT string_agg(format('%I.%I', schemaname, tablename), ', ' ORDER BY tablename) AS t
-       FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`,
-  );
-  const tables = rows[0]?.t;
-  if (!tables) throw new Error('the migrated template has no tables');
-  return { fingerprint: await fingerprint(pg), truncate: `TRUNCATE ${tables} RESTART IDENTITY CASCADE` };
-}
+const rawQuery =
+  (pg: PGlite): CatalogQuery =>
+  async <T>(sql: string, params?: unknown[]) =>
+    (await pg.query<T>(sql, params)).rows;
 
 /** A closed test database's instance: emptied into the pool when it is the template again, else closed. */
 async function recycle(pg: PGlite): Promise<void> {
@@ -152,7 +111,8 @@ async function recycle(pg: PGlite): Promise<void> {
     if (!fresh || idle.length >= IDLE_MAX) throw new Error('not pooled');
     // Fails inside an open transaction block: such an instance is closed, not reused.
     await pg.exec('DISCARD ALL');
-    if ((await fingerprint(pg)) !== fresh.fingerprint) throw new Error('schema changed');
+    if ((await schemaFingerprint(rawQuery(pg), null)) !== fresh.fingerprint)
+      throw new Error('schema changed');
     await pg.exec(fresh.truncate);
     idle.push(pg);
     pglitePool.recycled++;
@@ -177,7 +137,7 @@ export async function openMigratedPglite(): Promise<Database> {
   const db = pgliteDatabase(pg, () => recycle(pg));
   try {
     await migrate(db);
-    fresh ??= await describeFresh(pg);
+    fresh ??= await describeSchema(rawQuery(pg), 'public', null);
   } catch (e) {
     await pg.close().catch(() => undefined);
     throw e;
