@@ -46,8 +46,9 @@ export function startContractsBuild(ref: CompiledContractsRef): { done: Promise<
     };
     child.once('error', (e) => fail(`contracts/build.ts could not start: ${e.message}`));
     child.once('exit', (code, signal) => {
-      if (code === 0) writeFileSync(join(ref.dir, READY), '');
-      else fail(`contracts/build.ts --out exited with ${code ?? signal}:\n${stderr}`);
+      if (code !== 0) return fail(`contracts/build.ts --out exited with ${code ?? signal}:\n${stderr}`);
+      writeFileSync(join(ref.dir, READY), '');
+      resolve();
     });
   });
   return {
