@@ -10,6 +10,9 @@ export default defineConfig({
     testTimeout: 60_000,
     // A file reading the demo index waits in its beforeAll until global setup has built it.
     hookTimeout: 300_000,
+    // Global teardown drops the PostgreSQL fixtures (a DROP DATABASE waits for a checkpoint); past
+    // this vitest abandons it silently, so test/global-setup.ts fails the run by name at 50 s.
+    teardownTimeout: 60_000,
     pool: 'forks',
     // Files of one worker share its module instances (node_modules and src are loaded and PGlite's
     // wasm compiled once per worker, not once per file): about half the suite's CPU time. Nothing in

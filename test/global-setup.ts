@@ -30,6 +30,8 @@ import {
 } from './helpers/demo-fixture.js';
 
 const ROOT = join(import.meta.dirname, '..');
+/** Below vitest's teardownTimeout (vitest.config.ts), which ends a teardown silently. */
+const TEARDOWN_GUARD_MS = 50_000;
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -123,20 +125,39 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const runTag = randomBytes(4).toString('hex');
   project.provide('runTag', runTag);
   return async () => {
+    // vitest abandons a global teardown after teardownTimeout without a word (vitest.config.ts):
+    // a step that hangs fails the run here instead, by name, before that.
+    let step = 'stopping the contracts compile';
+    const guard = setTimeout(() => {
+      console.error(`[global-teardown] still ${step} after ${TEARDOWN_GUARD_MS} ms`);
+      process.exitCode = 1;
+    }, TEARDOWN_GUARD_MS);
+    try {
+      await teardown((s) => (step = s));
+    } finally {
+      clearTimeout(guard);
+    }
+  };
+
+  async function teardown(at: (step: string) => void): Promise<void> {
     try {
       contracts?.stop();
       await contracts?.done;
+      at('waiting for the demo build');
       await building;
+      at('removing the demo fixture');
       if (demoRef) await removeDemoFixture(demoRef);
     } finally {
       restore();
     }
     // The PostgreSQL test schemas the workers' pools still held (helpers/db.ts).
+    at('dropping the test schemas');
     if (testDatabaseUrl) await dropTestSchemas(runTag);
+    at('removing the temporary folder');
     const left = readdirSync(runTmp).filter((n) => n.startsWith('repindex-'));
     rmSync(runTmp, { recursive: true, force: true });
     if (left.length > 0) {
       throw new Error(`tests left temporary folders behind (removed now): ${left.join(', ')}`);
     }
-  };
+  }
 }
