@@ -17,10 +17,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startContractsBuild, type CompiledContractsRef } from './helpers/contracts-fixture.js';
-import { testDatabaseUrl } from './helpers/db.js';
+import { admin, testDatabaseUrl } from './helpers/db.js';
 import { buildDbTemplates } from './helpers/db-template.js';
 import {
   buildDemoFixture,
@@ -56,17 +55,13 @@ function ensureBuilt(): void {
 
 /** Drops this run's test schemas (`t_<tag>_…`) from the PostgreSQL test database. */
 async function dropTestSchemas(runTag: string): Promise<void> {
-  const c = new pg.Client({ connectionString: testDatabaseUrl! });
-  await c.connect();
-  try {
+  await admin(async (c) => {
     const { rows } = await c.query<{ nspname: string }>(
       `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`,
       [`t\\_${runTag}\\_%`],
     );
     for (const r of rows) await c.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 /** Whether a test file of this run contains `marker` (a fixture only files that use it need). */

@@ -53,7 +53,8 @@ export function testSchemaPrefix(): string {
   return `t_${tag ?? randomBytes(3).toString('hex')}_`;
 }
 
-async function adminDo<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a fresh connection to the PostgreSQL test database, closed afterwards. */
+export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: testDatabaseUrl! });
   await c.connect();
   try {
@@ -69,7 +70,7 @@ const inSchema =
     (await c.query(sql, params)).rows as T[];
 
 async function recycleSchema(schema: string): Promise<void> {
-  await adminDo(async (c) => {
+  await admin(async (c) => {
     try {
       if (!freshSchema || idleSchemas.length >= IDLE_MAX) throw new Error('not pooled');
       await c.query(`SET search_path TO ${schema}`);
@@ -93,7 +94,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   let schema = idleSchemas.pop();
   if (!schema) {
     schema = `${testSchemaPrefix()}${randomBytes(6).toString('hex')}`;
-    await adminDo((c) => c.query(`CREATE SCHEMA ${schema}`));
+    await admin((c) => c.query(`CREATE SCHEMA ${schema}`));
   }
   const u = new URL(testDatabaseUrl);
   u.searchParams.set('options', `-c search_path=${schema}`);
@@ -101,13 +102,13 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   const db = await openDatabase({ databaseUrl: url, dataDir: 'memory://' });
   try {
     await migrate(db);
-    freshSchema ??= await adminDo(async (c) => {
+    freshSchema ??= await admin(async (c) => {
       await c.query(`SET search_path TO ${schema}`);
       return describeSchema(inSchema(c), schema, schema);
     });
   } catch (e) {
     await db.close();
-    await adminDo((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+    await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
     throw e;
   }
   let closed: Promise<void> | null = null;

@@ -1,16 +1,16 @@
 /**
  * Builds the demo index once per `vitest run` (test/global-setup.ts); test files copy it through
- * helpers/demo.ts, which explains the scheme. Shared bits (names, admin connection) live here.
+ * helpers/demo.ts, which explains the scheme. Shared bits (names) live here; the admin connection
+ * is helpers/db.ts's admin().
  */
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { ChainConfig } from '../../src/chains.js';
 import { startDemo, type Demo } from '../../src/demo/run-demo.js';
 import type { ScenarioFacts } from '../../src/demo/scenario.js';
 import type { PassReport } from '../../src/indexer/pass.js';
-import { testDatabaseUrl } from './db.js';
+import { admin, testDatabaseUrl } from './db.js';
 import { dumpDataDirTo } from './db-template.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
@@ -43,16 +43,6 @@ export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
-}
-
-export async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: testDatabaseUrl! });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
 }
 
 /** Database names are generated here ([a-z0-9_] only), never taken from input. */

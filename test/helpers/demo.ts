@@ -25,8 +25,8 @@ import { startLocalNode } from '../../src/demo/local-node.js';
 import { deployRegistries } from '../../src/demo/registries.js';
 import type { Demo } from '../../src/demo/run-demo.js';
 import { SCENARIO_CHAIN_IDS } from '../../src/demo/scenario.js';
-import { testDatabaseUrl } from './db.js';
-import { admin, awaitDemoFixture, ident, withDatabase } from './demo-fixture.js';
+import { admin, testDatabaseUrl } from './db.js';
+import { awaitDemoFixture, ident, withDatabase } from './demo-fixture.js';
 
 /** The scenario chains of the fixture laid over `base`, every other chain disabled (as demoConfig does). */
 function fixtureConfig(base: Config, chains: ChainConfig[]): Config {
