@@ -1,13 +1,15 @@
 /**
- * The registries compiled from the current sources once per `vitest run`, for the test that the
- * committed artifacts are what `contracts/build.ts` produces. solc-js takes seconds of CPU on one
- * thread; global setup starts it first, as a child process (`contracts/build.ts --out`), so it runs
- * on the core that the database template's build (one thread) leaves idle. A test waits for it
- * with {@link awaitCompiledContracts}.
+ * The registries compiled from the current sources, for the test that the committed artifacts are
+ * what `contracts/build.ts` produces. solc-js takes about 5 CPU-s on one thread: global setup
+ * starts it first, as a child process (`contracts/build.ts --out`), so it runs on the core that
+ * the database template's build (one thread) leaves idle, and its output is kept in the build
+ * cache for the next runs (keyed by the sources, the build script and solc's version). A test
+ * waits for it with {@link awaitCompiledContracts}.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cacheKey, fromCache, packageVersion } from './build-cache.js';
 import { ROOT, SHORT_LIVED_NODE_FLAGS } from './repindex-bin.js';
 
 const READY = 'done';
@@ -25,36 +27,50 @@ declare module 'vitest' {
   }
 }
 
-/**
- * Starts the compiler into `ref.dir`. The promise settles when it has finished (a failure is
- * written to the folder for the waiting test to report); `stop()` kills it if it still runs.
- */
-export function startContractsBuild(ref: CompiledContractsRef): { done: Promise<void>; stop(): void } {
-  const out = join(ref.dir, 'artifacts');
+/** The inputs of the compile: the sources, the build script and the compiler. */
+function contractsKey(): string {
+  const sources = readdirSync(join(ROOT, 'contracts'))
+    .filter((f) => f.endsWith('.sol'))
+    .map((f) => `contracts/${f}`);
+  return cacheKey([...sources, 'contracts/build.ts'], [packageVersion('solc')]);
+}
+
+/** Runs `contracts/build.ts --out out` in a child process; `started` receives the child. */
+function compileInto(out: string, started: (child: ChildProcess) => void): Promise<void> {
   // solc-js is wasm too: its baseline code is enough for one compile (6.7 instead of 8.7 CPU-s).
   const args = [...SHORT_LIVED_NODE_FLAGS, '--import', 'tsx', 'contracts/build.ts', '--out', out];
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  started(child);
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<void>((resolve) => {
-    const fail = (why: string) => {
-      writeFileSync(join(ref.dir, FAILED), why);
-      resolve();
-    };
-    child.once('error', (e) => fail(`contracts/build.ts could not start: ${e.message}`));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise<void>((resolve, reject) => {
+    child.once('error', (e) => reject(new Error(`contracts/build.ts could not start: ${e.message}`)));
     child.once('exit', (code, signal) => {
-      if (code !== 0) return fail(`contracts/build.ts --out exited with ${code ?? signal}:\n${stderr}`);
-      writeFileSync(join(ref.dir, READY), '');
-      resolve();
+      if (code === 0) resolve();
+      else reject(new Error(`contracts/build.ts --out exited with ${code ?? signal}:\n${stderr}`));
     });
   });
+}
+
+/**
+ * Puts the artifacts into `ref.dir`: compiled by a child process, or copied from the build cache
+ * when the sources, the build script and solc are unchanged since an earlier run
+ * (helpers/build-cache.ts). The promise settles when that has finished (a failure is written to
+ * the folder for the waiting test to report); `stop()` kills the compiler if it still runs.
+ */
+export function startContractsBuild(ref: CompiledContractsRef): { done: Promise<void>; stop(): void } {
+  let child: ChildProcess | null = null;
+  const done = fromCache('solc-artifacts', contractsKey(), join(ref.dir, 'artifacts'), (out) =>
+    compileInto(out, (c) => (child = c)),
+  ).then(
+    () => writeFileSync(join(ref.dir, READY), ''),
+    (e: unknown) => writeFileSync(join(ref.dir, FAILED), (e as Error)?.message ?? String(e)),
+  );
   return {
     done,
     stop: () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      const c = child as ChildProcess | null;
+      if (c && c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     },
   };
 }

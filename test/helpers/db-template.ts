@@ -1,7 +1,7 @@
 /**
- * A migrated, empty database built ONCE per `vitest run` (test/global-setup.ts), so that test
- * files do not each pay PGlite's initdb (about 2 s of CPU per fresh in-memory database, far more
- * than the migrations themselves):
+ * A migrated, empty database built ONCE per `vitest run` (test/global-setup.ts), or taken from the
+ * build cache of an earlier run (helpers/build-cache.ts), so that test files do not each pay
+ * PGlite's initdb (about 3 s of CPU per fresh in-memory database, far more than the migrations):
  * - `migrated.tar`: a `dumpDataDir()` tarball that {@link openMigratedPglite} loads into each
  *   in-memory PGlite it starts (every test database on PGlite runs, and the embedded databases
  *   that PostgreSQL runs also open; on PostgreSQL a schema per file is already cheap); a closed
@@ -17,6 +17,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
 import { newMemoryPglite, pgliteDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
+import { cacheKey, fromCache, packageVersion } from './build-cache.js';
 import { describeSchema, schemaFingerprint, type CatalogQuery, type SchemaShape } from './db-reuse.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
@@ -33,8 +34,21 @@ declare module 'vitest' {
   }
 }
 
-/** Builds both templates under `dir` (global setup). */
-export async function buildDbTemplates(dir: string): Promise<DbTemplateRef> {
+/**
+ * Both templates under `dir` (global setup), from the build cache when the migrations, the code
+ * that applies them and PGlite are unchanged since a previous run (helpers/build-cache.ts; the
+ * build costs about 3.5 CPU-s, nearly all of it PGlite's initdb). Returns whether it was cached.
+ */
+export async function buildDbTemplates(dir: string): Promise<{ ref: DbTemplateRef; cached: boolean }> {
+  const key = cacheKey(
+    ['src/db/migrations', 'src/db/migrate.ts', 'src/db/database.ts', 'test/helpers/db-template.ts'],
+    [packageVersion('@electric-sql/pglite')],
+  );
+  const cached = await fromCache('db-template', key, dir, buildTemplatesInto);
+  return { ref: { tar: join(dir, 'migrated.tar'), dataDir: join(dir, 'pgdata') }, cached };
+}
+
+async function buildTemplatesInto(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   // initdb and the migrations in memory, then the tarball, then the directory from the tarball:
   // about half the time of initdb on disk and a second start to dump it.
@@ -46,12 +60,9 @@ export async function buildDbTemplates(dir: string): Promise<DbTemplateRef> {
   } finally {
     await memory.close();
   }
-  const tar = join(dir, 'migrated.tar');
-  writeFileSync(tar, Buffer.from(await blob.arrayBuffer()));
-  const dataDir = join(dir, 'pgdata');
-  const onDisk = await PGlite.create({ dataDir, loadDataDir: blob });
+  writeFileSync(join(dir, 'migrated.tar'), Buffer.from(await blob.arrayBuffer()));
+  const onDisk = await PGlite.create({ dataDir: join(dir, 'pgdata'), loadDataDir: blob });
   await onDisk.close();
-  return { tar, dataDir };
 }
 
 /** Writes the PGlite data directory `dataDir` (closed) to `file` as a `dumpDataDir()` tarball. */
