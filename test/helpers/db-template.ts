@@ -8,15 +8,18 @@
  *   test database's instance is emptied and reused by the next one of the same worker (the pool
  *   below);
  * - `pgdata/`: a migrated PGlite data directory that {@link migratedDataDir} copies for the tests
- *   that start the CLI on an embedded database (every run: those tests use PGlite on both).
- * Tests about a fresh data directory (first start, initdb, locks) still create theirs from nothing.
+ *   that start the CLI on an embedded database (every run: those tests use PGlite on both);
+ * - `bare.tar`: the same database before the migrations ({@link bareTarball}), for the test that
+ *   the migrations build the schema from nothing.
+ * The tests about a brand-new data directory (the CLI's first start) still run initdb themselves.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
 import { newMemoryPglite, pgliteDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
+import { noteWrite } from '../../src/db/write-epoch.js';
 import { cacheKey, fromCache, packageVersion } from './build-cache.js';
 import { describeSchema, schemaFingerprint, type CatalogQuery, type SchemaShape } from './db-reuse.js';
 
@@ -26,6 +29,8 @@ export interface DbTemplateRef {
   tar: string;
   /** Migrated PGlite data directory to copy. */
   dataDir: string;
+  /** The database after initdb, before any migration, dumped as a tarball. */
+  bareTar: string;
 }
 
 declare module 'vitest' {
@@ -45,7 +50,10 @@ export async function buildDbTemplates(dir: string): Promise<{ ref: DbTemplateRe
     [packageVersion('@electric-sql/pglite')],
   );
   const cached = await fromCache('db-template', key, dir, buildTemplatesInto);
-  return { ref: { tar: join(dir, 'migrated.tar'), dataDir: join(dir, 'pgdata') }, cached };
+  return {
+    ref: { tar: join(dir, 'migrated.tar'), dataDir: join(dir, 'pgdata'), bareTar: join(dir, 'bare.tar') },
+    cached,
+  };
 }
 
 async function buildTemplatesInto(dir: string): Promise<void> {
@@ -55,6 +63,8 @@ async function buildTemplatesInto(dir: string): Promise<void> {
   const memory = await newMemoryPglite();
   let blob: Blob;
   try {
+    const bare = await memory.dumpDataDir('none');
+    writeFileSync(join(dir, 'bare.tar'), Buffer.from(await bare.arrayBuffer()));
     await migrate(pgliteDatabase(memory, async () => undefined));
     blob = await memory.dumpDataDir('none');
   } finally {
@@ -65,14 +75,52 @@ async function buildTemplatesInto(dir: string): Promise<void> {
   await onDisk.close();
 }
 
-/** Writes the PGlite data directory `dataDir` (closed) to `file` as a `dumpDataDir()` tarball. */
-export async function dumpDataDirTo(dataDir: string, file: string): Promise<void> {
+/** The user tables of a migrated database whose rows make its content (not schema_migrations). */
+const TABLES_SQL = `SELECT tablename AS t FROM pg_tables
+                     WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename`;
+
+/**
+ * Writes the rows of every table of the PGlite data directory `dataDir` (closed) into the folder
+ * `out`, one file per table in COPY's binary format (exact for every type), for
+ * {@link openMigratedPglite} to load into a migrated instance.
+ */
+export async function exportRowsTo(dataDir: string, out: string): Promise<void> {
+  mkdirSync(out, { recursive: true });
   const raw = await PGlite.create({ dataDir });
   try {
-    const blob = await raw.dumpDataDir('none');
-    writeFileSync(file, Buffer.from(await blob.arrayBuffer()));
+    for (const { t } of (await raw.query<{ t: string }>(TABLES_SQL)).rows) {
+      const r = await raw.query(`COPY "${t}" TO '/dev/blob' WITH (FORMAT binary)`);
+      writeFileSync(join(out, `${t}.bin`), Buffer.from(await r.blob!.arrayBuffer()));
+    }
   } finally {
     await raw.close();
+  }
+}
+
+/** Rows written by {@link exportRowsTo}: table name → its binary COPY data. */
+export function readRows(dir: string): Map<string, Blob> {
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.bin'))
+      .map((f) => [f.slice(0, -4), new Blob([readFileSync(join(dir, f))])]),
+  );
+}
+
+/**
+ * Loads `rows` into an empty migrated instance exactly as they were: with the session in replica
+ * mode, so that no trigger fires (the tables the triggers maintain are loaded as they were too)
+ * and no foreign key is checked on the way (the rows came from a consistent database).
+ */
+async function loadRows(pg: PGlite, rows: Map<string, Blob>): Promise<void> {
+  const tables = new Set((await pg.query<{ t: string }>(TABLES_SQL)).rows.map((r) => r.t));
+  await pg.exec('SET session_replication_role = replica');
+  try {
+    for (const [t, blob] of rows) {
+      if (!tables.has(t)) throw new Error(`the rows name a table the migrated schema lacks: ${t}`);
+      await pg.query(`COPY "${t}" FROM '/dev/blob' WITH (FORMAT binary)`, [], { blob });
+    }
+  } finally {
+    await pg.exec('RESET session_replication_role');
   }
 }
 
@@ -85,6 +133,12 @@ function ref(): DbTemplateRef | null {
 }
 
 let tarBlob: Blob | null | undefined;
+
+/** The run's database before any migration (null outside a run that built the template). */
+export function bareTarball(): Blob | null {
+  const r = ref();
+  return r && existsSync(r.bareTar) ? new Blob([readFileSync(r.bareTar)]) : null;
+}
 
 function migratedTarball(): Blob | null {
   if (tarBlob !== undefined) return tarBlob;
@@ -137,8 +191,10 @@ async function recycle(pg: PGlite): Promise<void> {
  * A migrated in-memory PGlite: an emptied instance from this worker's pool, or one loaded from
  * the run's template (outside a run that built one: created and migrated from nothing).
  * migrate() runs either way: on a copy it only confirms that every migration is recorded.
+ * `rows` (from {@link readRows}): loaded into it, so that it holds a copy of the database they
+ * were exported from (the demo index, helpers/demo.ts), without starting an instance for it.
  */
-export async function openMigratedPglite(): Promise<Database> {
+export async function openMigratedPglite(rows?: Map<string, Blob>): Promise<Database> {
   let pg = idle.pop();
   if (pg) pglitePool.reused++;
   else {
@@ -149,6 +205,10 @@ export async function openMigratedPglite(): Promise<Database> {
   try {
     await migrate(db);
     fresh ??= await describeSchema(rawQuery(pg), 'public', null);
+    if (rows) {
+      await loadRows(pg, rows);
+      noteWrite(); // as a write through the handle would (helpers that cache answers re-check)
+    }
   } catch (e) {
     await pg.close().catch(() => undefined);
     throw e;

@@ -11,11 +11,11 @@ import { startDemo, type Demo } from '../../src/demo/run-demo.js';
 import type { ScenarioFacts } from '../../src/demo/scenario.js';
 import type { PassReport } from '../../src/indexer/pass.js';
 import { admin, testDatabaseUrl } from './db.js';
-import { dumpDataDirTo } from './db-template.js';
+import { exportRowsTo } from './db-template.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DemoFixtureRef {
-  /** Folder holding demo.json (and on PGlite pgdata.tar). */
+  /** Folder holding demo.json (and on PGlite rows/: every table's rows, binary COPY). */
   dir: string;
   /** PostgreSQL: the template database's name; null on PGlite. */
   template: string | null;
@@ -95,7 +95,7 @@ export async function buildDemoFixture(
     };
     await demo.close();
     if (!template) {
-      await dumpDataDirTo(join(dir, 'pgdata'), join(dir, 'pgdata.tar'));
+      await exportRowsTo(join(dir, 'pgdata'), join(dir, 'rows'));
       rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
     }
     writeFileSync(join(dir, `${READY}.part`), JSON.stringify(file));

@@ -3,19 +3,20 @@
  *
  * - `buildDemoFixture` (helpers/demo-fixture.ts, run by test/global-setup.ts) plays the demo scenario with the real
  *   `startDemo()` (three local chains, the real indexer pass) into a database of its own, then
- *   keeps that database as a template: on PGlite a `dumpDataDir()` tarball in the run's TMPDIR, on
- *   PostgreSQL (TEST_DATABASE_URL) a template database with a unique name. What the scenario
+ *   keeps that database as a template: on PGlite the rows of every table (binary COPY files) in the
+ *   run's TMPDIR, on PostgreSQL (TEST_DATABASE_URL) a template database with a unique name. What the scenario
  *   produced (facts, the pass report, the scenario chains' config) goes into a JSON file beside it.
  *   Global setup starts that build without waiting for it, so the files that do not read the
  *   demo run meanwhile.
- * - {@link openDemoCopy} (a test file's beforeAll) waits for the build, then gives the file its own copy: an in-memory PGlite
- *   loaded from the tarball, or `CREATE DATABASE … TEMPLATE …` dropped again on close. The chains
+ * - {@link openDemoCopy} (a test file's beforeAll) waits for the build, then gives the file its own
+ *   copy: a migrated in-memory PGlite of the worker's pool with those rows loaded (no new
+ *   instance to start: about 0.6 CPU-s each), or `CREATE DATABASE … TEMPLATE …` dropped again on
+ *   close. The chains
  *   are gone by then (their config still names them); a file that needs a live chain asks for
  *   `liveBase` and gets one small local node with the base chain id and the same registry
  *   addresses, nothing played on it.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { ChainConfig } from '../../src/chains.js';
@@ -26,6 +27,7 @@ import { deployRegistries } from '../../src/demo/registries.js';
 import type { Demo } from '../../src/demo/run-demo.js';
 import { SCENARIO_CHAIN_IDS } from '../../src/demo/scenario.js';
 import { admin, testDatabaseUrl } from './db.js';
+import { openMigratedPglite, readRows } from './db-template.js';
 import { awaitDemoFixture, ident, withDatabase } from './demo-fixture.js';
 
 /** The scenario chains of the fixture laid over `base`, every other chain disabled (as demoConfig does). */
@@ -76,8 +78,7 @@ export async function openDemoCopy(opts: DemoCopyOptions = {}): Promise<Demo> {
       cleanups.push(() => admin((c) => c.query(`DROP DATABASE IF EXISTS ${ident(copy)} WITH (FORCE)`)));
       db = await openDatabase({ databaseUrl: withDatabase(testDatabaseUrl!, copy), dataDir: 'memory://' });
     } else {
-      const tar = new Blob([readFileSync(join(ref.dir, 'pgdata.tar'))]);
-      db = await openDatabase({ databaseUrl: null, dataDir: 'memory://', loadDataDir: tar });
+      db = await openMigratedPglite(readRows(join(ref.dir, 'rows')));
     }
     const opened = db;
     cleanups.push(() => opened.close());
