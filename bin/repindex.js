@@ -2,7 +2,7 @@
 // Launcher: runs the CLI IN THIS PROCESS (no child), so signals (Ctrl-C, a process manager's
 // SIGTERM) reach the server itself and the exit code is the CLI's own.
 //
-// It runs the compiled JavaScript in dist/ (built by `npm run build`, which `npm install` / `npm ci`
+// It runs the bundled JavaScript in dist/ (built by `npm run build`, which `npm install` / `npm ci`
 // run through the `prepare` script). When dist/ is missing or older than src/ (a checkout edited
 // since the last build), it says so on stderr and runs the TypeScript sources through tsx instead.
 import { existsSync, readdirSync, statSync } from 'node:fs';
