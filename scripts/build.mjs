@@ -42,7 +42,7 @@ try {
     target: 'node20',
     sourcemap: true,
     chunkNames: 'chunk-[hash]',
-    external: ['@electric-sql/pglite', '@electric-sql/pglite/*', '@nomicfoundation/*', 'pg', 'pg-native'],
+    external: ['@electric-sql/pglite', '@nomicfoundation/*', 'pg'],
     // CommonJS packages in an ES module bundle still call require() for node's built-ins.
     banner: {
       js: "import { createRequire as __repindexCreateRequire } from 'node:module'; const require = __repindexCreateRequire(import.meta.url);",

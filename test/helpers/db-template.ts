@@ -155,8 +155,9 @@ function migratedTarball(): Blob | null {
 // openMigratedPglite() takes it, emptied. An instance is only reused when it is exactly the
 // migrated template again: its session state discarded, its schema's fingerprint (every relation,
 // column, index, constraint, trigger, function, schema and setting: helpers/db-reuse.ts) equal to
-// a fresh instance's, and every table but schema_migrations truncated. A test that altered the schema (dropped a
-// trigger to inject a fault, say) fails the fingerprint and its instance is really closed.
+// a fresh instance's, and every table but schema_migrations truncated. A test that altered the
+// schema (dropped a trigger to inject a fault, say) fails the fingerprint and its instance is
+// really closed.
 
 const idle: PGlite[] = [];
 /** At most this many emptied instances wait in a worker (each holds its wasm heap). */
