@@ -17,6 +17,7 @@ import {
   pglitePool,
   readRows,
 } from './helpers/db-template.js';
+import { describeSchema, emptyTables, type CatalogQuery } from './helpers/db-reuse.js';
 import { ownedAndRated } from './helpers/indexer-fixtures.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -97,6 +98,56 @@ describe('PGlite pool of the test suite', () => {
       expect(await count(b, 'chains')).toBe(0);
     } finally {
       await b.close();
+    }
+  });
+});
+
+describe('emptying a closed test database (helpers/db-reuse.ts)', () => {
+  it('truncates exactly the tables a test left a row in or drew an id for, restarting the id', async () => {
+    const db = await openMigratedPglite();
+    const q: CatalogQuery = async <T>(sql: string, params?: unknown[]) =>
+      (await db.query(sql, params)) as T[];
+    const files = async () =>
+      Object.fromEntries(
+        (
+          await db.query<{ t: string; f: string }>(
+            `SELECT relname AS t, pg_relation_filenode(oid)::text AS f FROM pg_class
+              WHERE relnamespace = 'scratch'::regnamespace AND relkind = 'r'`,
+          )
+        ).map((r) => [r.t, r.f]),
+      );
+    try {
+      await db.exec(`CREATE SCHEMA scratch; SET search_path TO scratch;
+        CREATE TABLE parent (id int PRIMARY KEY);
+        CREATE TABLE child (p int REFERENCES parent (id));
+        CREATE TABLE counted (id int GENERATED ALWAYS AS IDENTITY, v text);
+        CREATE TABLE untouched (x int);
+        CREATE TABLE schema_migrations (id text PRIMARY KEY)`);
+      const shape = await describeSchema(q, 'scratch', 'scratch');
+      expect(await q(shape.dirty)).toEqual([]);
+
+      // A row in parent and child; counted drew an id and is empty again.
+      await db.exec(`INSERT INTO parent VALUES (1); INSERT INTO child VALUES (1);
+        INSERT INTO counted (v) VALUES ('a'); DELETE FROM counted`);
+      const dirty = (await q<{ t: string }>(shape.dirty)).map((r) => r.t).sort();
+      expect(dirty).toEqual(['child', 'counted', 'parent']);
+      const before = await files();
+      await emptyTables(q, shape);
+      const after = await files();
+      expect(after['untouched']).toBe(before['untouched']);
+      for (const t of dirty) expect(after[t]).not.toBe(before[t]);
+      expect(await q(shape.dirty)).toEqual([]);
+      await db.exec(`INSERT INTO counted (v) VALUES ('b')`);
+      expect(await db.query('SELECT id FROM counted')).toEqual([{ id: 1 }]);
+
+      // A row in the referenced table alone: CASCADE empties the table that references it too.
+      await db.exec(`TRUNCATE counted RESTART IDENTITY; INSERT INTO parent VALUES (2)`);
+      await emptyTables(q, shape);
+      expect(await count(db, 'parent')).toBe(0);
+      expect(await q(shape.dirty)).toEqual([]);
+    } finally {
+      await db.exec('RESET search_path; DROP SCHEMA IF EXISTS scratch CASCADE');
+      await db.close();
     }
   });
 });

@@ -21,7 +21,13 @@ import { newMemoryPglite, pgliteDatabase, type Database } from '../../src/db/dat
 import { migrate } from '../../src/db/migrate.js';
 import { noteWrite } from '../../src/db/write-epoch.js';
 import { cacheKey, fromCache, packageVersion } from './build-cache.js';
-import { describeSchema, schemaFingerprint, type CatalogQuery, type SchemaShape } from './db-reuse.js';
+import {
+  describeSchema,
+  emptyTables,
+  schemaFingerprint,
+  type CatalogQuery,
+  type SchemaShape,
+} from './db-reuse.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DbTemplateRef {
@@ -155,7 +161,8 @@ function migratedTarball(): Blob | null {
 // openMigratedPglite() takes it, emptied. An instance is only reused when it is exactly the
 // migrated template again: its session state discarded, its schema's fingerprint (every relation,
 // column, index, constraint, trigger, function, schema and setting: helpers/db-reuse.ts) equal to
-// a fresh instance's, and every table but schema_migrations truncated. A test that altered the
+// a fresh instance's, and every table but schema_migrations that holds a row or drew an id
+// truncated (helpers/db-reuse.ts emptyTables: the others are already as fresh). A test that altered the
 // schema (dropped a trigger to inject a fault, say) fails the fingerprint and its instance is
 // really closed.
 
@@ -179,7 +186,7 @@ async function recycle(pg: PGlite): Promise<void> {
     await pg.exec('DISCARD ALL');
     if ((await schemaFingerprint(rawQuery(pg), null)) !== fresh.fingerprint)
       throw new Error('schema changed');
-    await pg.exec(fresh.truncate);
+    await emptyTables(rawQuery(pg), fresh);
     idle.push(pg);
     pglitePool.recycled++;
   } catch {

@@ -9,7 +9,13 @@ import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { inject } from 'vitest';
-import { describeSchema, schemaFingerprint, type CatalogQuery, type SchemaShape } from './db-reuse.js';
+import {
+  describeSchema,
+  emptyTables,
+  schemaFingerprint,
+  type CatalogQuery,
+  type SchemaShape,
+} from './db-reuse.js';
 import { openMigratedPglite } from './db-template.js';
 
 declare module 'vitest' {
@@ -77,7 +83,7 @@ async function recycleSchema(schema: string): Promise<void> {
       if ((await schemaFingerprint(inSchema(c), schema)) !== freshSchema.fingerprint) {
         throw new Error('schema changed');
       }
-      await c.query(freshSchema.truncate);
+      await emptyTables(inSchema(c), freshSchema);
       idleSchemas.push(schema);
     } catch {
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
