@@ -96,12 +96,15 @@ async function dropTestSchemas(runTag: string): Promise<void> {
   });
 }
 
-/** Whether a test file of this run contains `marker` (a fixture only files that use it need). */
-async function runFilesContain(project: TestProject, marker: string): Promise<boolean> {
+/** Whether a test file of this run contains one of `markers` (a fixture only files that use it need). */
+async function runFilesContain(project: TestProject, ...markers: string[]): Promise<boolean> {
   // The file filters given on the command line (vitest keeps them on an internal field; absent: all).
   const filters = (project.vitest as unknown as { filenamePattern?: string[] }).filenamePattern;
   const { testFiles } = await project.globTestFiles(filters);
-  return testFiles.some((f) => readFileSync(f, 'utf8').includes(marker));
+  return testFiles.some((f) => {
+    const text = readFileSync(f, 'utf8');
+    return markers.some((m) => text.includes(m));
+  });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -129,7 +132,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     console.log(
       `[global-setup] migrated database template ${cached ? 'copied from the build cache' : 'built'} in ${Date.now() - t0} ms`,
     );
-    if (await runFilesContain(project, 'openDemoCopy(')) {
+    if (await runFilesContain(project, 'openDemoCopy(', 'playedDemo(')) {
       // Not awaited: the files that do not read the demo run while it is built; openDemoCopy waits.
       demoRef = demoFixtureRef(join(runTmp, 'demo-fixture'));
       const t1 = Date.now();

@@ -6,9 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPublicClient, http } from 'viem';
 import type { ChainConfig } from '../../src/chains.js';
+import { identityRegistryAbi, reputationRegistryAbi } from '../../src/demo/registries.js';
 import { startDemo, type Demo } from '../../src/demo/run-demo.js';
-import type { ScenarioFacts } from '../../src/demo/scenario.js';
+import type { ScenarioFacts, ScenarioNode } from '../../src/demo/scenario.js';
 import type { PassReport } from '../../src/indexer/pass.js';
 import { admin, testDatabaseUrl } from './db.js';
 import { exportRowsTo } from './db-template.js';
@@ -27,6 +29,78 @@ export interface DemoFixtureFile {
   timings: Demo['timings'];
   /** The scenario chains as the demo configured them (their rpcUrl no longer answers). */
   chains: ChainConfig[];
+  /** What the scenario chains held once played, read before their nodes closed. */
+  onChain: ScenarioOnChain;
+}
+
+/**
+ * One scenario chain as its node answered over RPC after the scenario: every NewFeedback log as
+ * [agentId, clientAddress, feedbackIndex, value, tag1, transactionHash] in log order, the
+ * FeedbackRevoked count, the owner field of every Registered log, the timestamp of the block the
+ * facts name as the chain's last, and ownerOf of every agent the facts list on it (null: reverted).
+ */
+export interface ScenarioChainRecord {
+  feedback: [number, string, number, string, string, string][];
+  revocations: number;
+  registeredOwners: string[];
+  lastBlockTimestamp: number;
+  ownerOf: Record<string, string | null>;
+}
+export type ScenarioOnChain = Record<string, ScenarioChainRecord>;
+
+/**
+ * Reads the played scenario chains through viem over HTTP, the way the indexer sees them
+ * (test/contracts.test.ts holds the facts to this record: the scenario is played once per run).
+ */
+export async function readScenarioChains(
+  nodes: ScenarioNode[],
+  facts: ScenarioFacts,
+): Promise<ScenarioOnChain> {
+  const out: ScenarioOnChain = {};
+  for (const { network, node, registries } of nodes) {
+    const client = createPublicClient({ transport: http(node.rpcUrl) });
+    const events = (
+      address: `0x${string}`,
+      abi: typeof reputationRegistryAbi | typeof identityRegistryAbi,
+      eventName: string,
+    ) => client.getContractEvents({ address, abi, eventName, fromBlock: 0n } as never);
+    const [feedback, revoked, registered] = await Promise.all([
+      events(registries.reputationRegistry, reputationRegistryAbi, 'NewFeedback'),
+      events(registries.reputationRegistry, reputationRegistryAbi, 'FeedbackRevoked'),
+      events(registries.identityRegistry, identityRegistryAbi, 'Registered'),
+    ]);
+    const args = (l: unknown) => (l as { args: Record<string, unknown> }).args;
+    const ownerOf: Record<string, string | null> = {};
+    for (const a of facts.agents.filter((x) => x.network === network)) {
+      ownerOf[a.agentId] = await client
+        .readContract({
+          address: registries.identityRegistry,
+          abi: identityRegistryAbi,
+          functionName: 'ownerOf',
+          args: [BigInt(a.agentId)],
+        })
+        .catch(() => null);
+    }
+    const last = await client.getBlock({ blockNumber: BigInt(facts.chains[network].lastBlock) });
+    out[network] = {
+      feedback: feedback.map((l) => {
+        const a = args(l);
+        return [
+          Number(a.agentId),
+          String(a.clientAddress),
+          Number(a.feedbackIndex),
+          String(a.value),
+          String(a.tag1),
+          String((l as { transactionHash: string }).transactionHash),
+        ];
+      }),
+      revocations: revoked.length,
+      registeredOwners: registered.map((l) => String(args(l).owner)),
+      lastBlockTimestamp: Number(last.timestamp),
+      ownerOf,
+    };
+  }
+  return out;
 }
 
 declare module 'vitest' {
@@ -92,6 +166,10 @@ export async function buildDemoFixture(
       pass: demo.pass,
       timings: demo.timings,
       chains: enabled,
+      onChain: await readScenarioChains(demo.nodes, demo.facts).catch(async (e: unknown) => {
+        await demo.close();
+        throw e;
+      }),
     };
     await demo.close();
     if (!template) {

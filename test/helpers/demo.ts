@@ -28,7 +28,7 @@ import type { Demo } from '../../src/demo/run-demo.js';
 import { SCENARIO_CHAIN_IDS } from '../../src/demo/scenario.js';
 import { admin, testDatabaseUrl } from './db.js';
 import { openMigratedPglite, readRows } from './db-template.js';
-import { awaitDemoFixture, ident, withDatabase } from './demo-fixture.js';
+import { awaitDemoFixture, ident, withDatabase, type DemoFixtureFile } from './demo-fixture.js';
 
 /** The scenario chains of the fixture laid over `base`, every other chain disabled (as demoConfig does). */
 function fixtureConfig(base: Config, chains: ChainConfig[]): Config {
@@ -43,6 +43,20 @@ export interface DemoCopyOptions {
   config?: Config;
   /** Start one local node with the base chain id and the demo registries (for the x402 market). */
   liveBase?: boolean;
+}
+
+/**
+ * What the run's demo build played, without a copy of its index: the facts, the timings, the
+ * scenario chains' config and what those chains held (helpers/demo-fixture.ts readScenarioChains).
+ */
+export async function playedDemo(): Promise<DemoFixtureFile> {
+  const ref = inject('demoFixture');
+  if (!ref) {
+    throw new Error(
+      'the demo index was not built: test/global-setup.ts builds it when a file calls playedDemo(',
+    );
+  }
+  return awaitDemoFixture(ref);
 }
 
 /** This file's own copy of the demo index, shaped like `startDemo()`'s result. */
