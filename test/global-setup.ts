@@ -136,7 +136,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // Not awaited: the files that do not read the demo run while it is built; openDemoCopy waits.
       demoRef = demoFixtureRef(join(runTmp, 'demo-fixture'));
       const t1 = Date.now();
-      building = buildDemoFixture(demoRef, templates.dataDir).then(
+      building = buildDemoFixture(demoRef, templates.tar).then(
         ({ nodesMs, scenarioMs, indexMs }) =>
           console.log(
             `[global-setup] demo index built once in ${Date.now() - t1} ms (nodes ${nodesMs}, scenario ` +

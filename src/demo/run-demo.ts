@@ -42,6 +42,11 @@ interface StartDemoOptions {
   databaseUrl?: string | null;
   /** PGlite data directory; default 'memory://'. */
   dataDir?: string;
+  /**
+   * An open database to play into instead of opening one from databaseUrl/dataDir (the same checks
+   * apply: empty or an earlier demo's). The demo's close() closes it.
+   */
+  db?: Database;
   /** Base configuration (port, policies, …); default: the built-in defaults, ignoring the environment. */
   config?: Config;
   /** Indexer log lines; default: the process logger. */
@@ -104,10 +109,12 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   try {
     // The database opens (and is checked) while the chains start.
     const dbReady = (async () => {
-      const d = await openDatabase({
-        databaseUrl: opts.databaseUrl ?? null,
-        dataDir: opts.dataDir ?? 'memory://',
-      });
+      const d =
+        opts.db ??
+        (await openDatabase({
+          databaseUrl: opts.databaseUrl ?? null,
+          dataDir: opts.dataDir ?? 'memory://',
+        }));
       db = d;
       await migrate(d);
       await prepareDemoDatabase(d);

@@ -91,15 +91,20 @@ const TABLES_SQL = `SELECT tablename AS t FROM pg_tables
  * {@link openMigratedPglite} to load into a migrated instance.
  */
 export async function exportRowsTo(dataDir: string, out: string): Promise<void> {
-  mkdirSync(out, { recursive: true });
   const raw = await PGlite.create({ dataDir });
   try {
-    for (const { t } of (await raw.query<{ t: string }>(TABLES_SQL)).rows) {
-      const r = await raw.query(`COPY "${t}" TO '/dev/blob' WITH (FORMAT binary)`);
-      writeFileSync(join(out, `${t}.bin`), Buffer.from(await r.blob!.arrayBuffer()));
-    }
+    await exportRowsFrom(raw, out);
   } finally {
     await raw.close();
+  }
+}
+
+/** {@link exportRowsTo} from an open instance (the demo fixture's, before it closes). */
+export async function exportRowsFrom(pg: PGlite, out: string): Promise<void> {
+  mkdirSync(out, { recursive: true });
+  for (const { t } of (await pg.query<{ t: string }>(TABLES_SQL)).rows) {
+    const r = await pg.query(`COPY "${t}" TO '/dev/blob' WITH (FORMAT binary)`);
+    writeFileSync(join(out, `${t}.bin`), Buffer.from(await r.blob!.arrayBuffer()));
   }
 }
 

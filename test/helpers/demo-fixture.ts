@@ -4,16 +4,16 @@
  * is helpers/db.ts's admin().
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createPublicClient, http } from 'viem';
+import type { PGlite } from '@electric-sql/pglite';
 import type { ChainConfig } from '../../src/chains.js';
-import { identityRegistryAbi, reputationRegistryAbi } from '../../src/demo/registries.js';
-import { startDemo, type Demo } from '../../src/demo/run-demo.js';
+import { newMemoryPglite, pgliteDatabase } from '../../src/db/database.js';
+import type { Demo } from '../../src/demo/run-demo.js';
 import type { ScenarioFacts, ScenarioNode } from '../../src/demo/scenario.js';
 import type { PassReport } from '../../src/indexer/pass.js';
 import { admin, testDatabaseUrl } from './db.js';
-import { exportRowsTo } from './db-template.js';
+import { exportRowsFrom } from './db-template.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DemoFixtureRef {
@@ -56,6 +56,8 @@ export async function readScenarioChains(
   nodes: ScenarioNode[],
   facts: ScenarioFacts,
 ): Promise<ScenarioOnChain> {
+  const { createPublicClient, http } = await import('viem');
+  const { identityRegistryAbi, reputationRegistryAbi } = await import('../../src/demo/registries.js');
   const out: ScenarioOnChain = {};
   for (const { network, node, registries } of nodes) {
     const client = createPublicClient({ transport: http(node.rpcUrl) });
@@ -143,22 +145,27 @@ const FAILED = 'failed.txt';
  * Builds the fixture into `ref` (global setup starts it without waiting: the files that do not
  * read the demo run meanwhile, and {@link awaitDemoFixture} waits for it). Its last act writes
  * demo.json (atomically); a failure is written to failed.txt for the waiting files to report.
- * `migratedDataDir`: on PGlite, a migrated data directory to start from (spares an initdb).
+ * `migratedTar`: on PGlite, the run's migrated database as a tarball to start from (spares an
+ * initdb). The demo plays into an in-memory instance loaded from it, and the rows are exported from
+ * that live instance (no data directory to copy, write and open again).
  */
-export async function buildDemoFixture(
-  ref: DemoFixtureRef,
-  migratedDataDir?: string,
-): Promise<Demo['timings']> {
+export async function buildDemoFixture(ref: DemoFixtureRef, migratedTar?: string): Promise<Demo['timings']> {
   const { dir, template } = ref;
   mkdirSync(dir, { recursive: true });
+  let memory: PGlite | null = null;
   try {
+    // Loaded here, not at the top: global setup returns (and the workers start) while the demo's
+    // modules load beside them.
+    const { startDemo } = await import('../../src/demo/run-demo.js');
     let demo: Demo;
     if (template) {
       await admin((c) => c.query(`CREATE DATABASE ${ident(template)}`));
       demo = await startDemo({ databaseUrl: withDatabase(testDatabaseUrl!, template), log: quiet });
     } else {
-      if (migratedDataDir) cpSync(migratedDataDir, join(dir, 'pgdata'), { recursive: true });
-      demo = await startDemo({ dataDir: join(dir, 'pgdata'), log: quiet });
+      const tar = migratedTar && existsSync(migratedTar) ? new Blob([readFileSync(migratedTar)]) : undefined;
+      memory = await newMemoryPglite(tar);
+      // The demo's close() leaves the instance open: its rows are exported below.
+      demo = await startDemo({ db: pgliteDatabase(memory, async () => undefined), log: quiet });
     }
     const enabled = demo.config.chains.filter((c) => c.enabled);
     const file: DemoFixtureFile = {
@@ -172,16 +179,15 @@ export async function buildDemoFixture(
       }),
     };
     await demo.close();
-    if (!template) {
-      await exportRowsTo(join(dir, 'pgdata'), join(dir, 'rows'));
-      rmSync(join(dir, 'pgdata'), { recursive: true, force: true });
-    }
+    if (memory) await exportRowsFrom(memory, join(dir, 'rows'));
     writeFileSync(join(dir, `${READY}.part`), JSON.stringify(file));
     renameSync(join(dir, `${READY}.part`), join(dir, READY));
     return demo.timings;
   } catch (e) {
     writeFileSync(join(dir, FAILED), (e as Error)?.stack ?? String(e));
     throw e;
+  } finally {
+    await memory?.close().catch(() => undefined);
   }
 }
 
