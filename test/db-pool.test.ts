@@ -6,13 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { openDatabase } from '../src/db/database.js';
+import { pgliteDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { refreshAggregates } from '../src/read/aggregates.js';
 import { openTestDatabase, testDbKind } from './helpers/db.js';
 import {
-  exportRowsTo,
-  migratedDataDir,
+  exportRowsFrom,
+  newMigratedPglite,
   openMigratedPglite,
   pglitePool,
   readRows,
@@ -169,25 +170,24 @@ describe('copies loaded from exported rows (the demo index on PGlite)', () => {
   }
 
   it('holds exactly the rows of the source, trigger-maintained tables included (no trigger fires twice)', async () => {
-    const dir = migratedDataDir(tempDir('repindex-rows-'));
+    // As the demo fixture does: an in-memory instance loaded from the migrated dump, its rows
+    // exported while it is open.
+    const pg = await newMigratedPglite();
+    const source = pgliteDatabase(pg, async () => undefined);
     const out = tempDir('repindex-rows-');
     const cp = (network: string) => ({ network, lastScannedBlock: 5, headAtLastSync: 5, caughtUp: false });
-    let source = await openDatabase({ databaseUrl: null, dataDir: dir });
+    let copy: Database | null = null;
     try {
+      await migrate(source);
       await source.query(
         `INSERT INTO chains (network, kind, chain_id) VALUES ('base', 'evm', 8453), ('celo', 'evm', 42220)`,
       );
       await ingestBatch(source, ownedAndRated('base', '0xaa', '0xcc', '80'), cp('base'));
       await ingestBatch(source, ownedAndRated('celo', '0xbb', '0xcc', '-7'), cp('celo'));
       await refreshAggregates(source);
-    } finally {
-      await source.close();
-    }
-    await exportRowsTo(dir, out);
+      await exportRowsFrom(pg, out);
 
-    source = await openDatabase({ databaseUrl: null, dataDir: dir });
-    const copy = await openMigratedPglite(readRows(out));
-    try {
+      copy = await openMigratedPglite(readRows(out));
       const expected = await everyRow(source);
       // The triggers of the ingest filled their tables in the source; a load that fired them
       // again would show here as doubled or extra rows.
@@ -205,8 +205,8 @@ describe('copies loaded from exported rows (the demo index on PGlite)', () => {
       );
       expect(await count(copy, 'live_agent_rater')).toBe(expected['live_agent_rater']!.length + 1);
     } finally {
-      await copy.close();
-      await source.close();
+      await copy?.close();
+      await pg.close();
     }
   });
 });

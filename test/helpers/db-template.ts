@@ -86,20 +86,10 @@ const TABLES_SQL = `SELECT tablename AS t FROM pg_tables
                      WHERE schemaname = 'public' AND tablename <> 'schema_migrations' ORDER BY tablename`;
 
 /**
- * Writes the rows of every table of the PGlite data directory `dataDir` (closed) into the folder
- * `out`, one file per table in COPY's binary format (exact for every type), for
- * {@link openMigratedPglite} to load into a migrated instance.
+ * Writes the rows of every table of the open PGlite instance `pg` into the folder `out`, one file
+ * per table in COPY's binary format (exact for every type), for {@link openMigratedPglite} to load
+ * into a migrated instance.
  */
-export async function exportRowsTo(dataDir: string, out: string): Promise<void> {
-  const raw = await PGlite.create({ dataDir });
-  try {
-    await exportRowsFrom(raw, out);
-  } finally {
-    await raw.close();
-  }
-}
-
-/** {@link exportRowsTo} from an open instance (the demo fixture's, before it closes). */
 export async function exportRowsFrom(pg: PGlite, out: string): Promise<void> {
   mkdirSync(out, { recursive: true });
   for (const { t } of (await pg.query<{ t: string }>(TABLES_SQL)).rows) {
@@ -108,7 +98,7 @@ export async function exportRowsFrom(pg: PGlite, out: string): Promise<void> {
   }
 }
 
-/** Rows written by {@link exportRowsTo}: table name → its binary COPY data. */
+/** Rows written by {@link exportRowsFrom}: table name → its binary COPY data. */
 export function readRows(dir: string): Map<string, Blob> {
   return new Map(
     readdirSync(dir)
@@ -156,6 +146,14 @@ function migratedTarball(): Blob | null {
   const r = ref();
   tarBlob = r && existsSync(r.tar) ? new Blob([readFileSync(r.tar)]) : null;
   return tarBlob;
+}
+
+/**
+ * A new in-memory PGlite of its own (not from the pool), loaded from the run's migrated dump; its
+ * owner closes it. Outside a run that built the template it starts empty (migrate it).
+ */
+export function newMigratedPglite(): Promise<PGlite> {
+  return newMemoryPglite(migratedTarball() ?? undefined);
 }
 
 // ---------------------------------------------------------------- a pool of PGlite instances
