@@ -81,16 +81,17 @@ export async function describeSchema(
     [schema],
   );
   if (tables.length === 0) throw new Error(`the migrated schema ${schema} has no tables`);
-  const id = (name: string) => `"${name.replace(/"/g, '""')}"`;
   const lit = (name: string) => `'${name.replace(/'/g, "''")}'`;
   const dirty = tables
     .map(({ t, seqs }) => {
-      const used = (seqs ?? []).map((sq) => ` OR (SELECT is_called FROM ${id(sq)})`).join('');
-      return `SELECT ${lit(t)} AS t WHERE EXISTS (SELECT FROM ${id(t)})${used}`;
+      const used = (seqs ?? []).map((sq) => ` OR (SELECT is_called FROM ${quoteIdent(sq)})`).join('');
+      return `SELECT ${lit(t)} AS t WHERE EXISTS (SELECT FROM ${quoteIdent(t)})${used}`;
     })
     .join('\nUNION ALL ');
   return { fingerprint: await schemaFingerprint(q, scope), dirty };
 }
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * Empties a database of `shape` again as a fresh one is: every table a test left a row in, or
@@ -100,6 +101,19 @@ export async function describeSchema(
 export async function emptyTables(q: CatalogQuery, shape: SchemaShape): Promise<void> {
   const dirty = await q<{ t: string }>(shape.dirty);
   if (dirty.length === 0) return;
-  const list = dirty.map((r) => `"${r.t.replace(/"/g, '""')}"`).join(', ');
-  await q(`TRUNCATE ${list} RESTART IDENTITY CASCADE`);
+  await q(`TRUNCATE ${dirty.map((r) => quoteIdent(r.t)).join(', ')} RESTART IDENTITY CASCADE`);
+}
+
+/**
+ * Makes a closed test database fresh again for reuse: throws when its schema (`scope`, as in
+ * {@link schemaFingerprint}) is no longer the migrated `shape`, else empties it ({@link emptyTables}).
+ * The caller closes or drops a database this throws for.
+ */
+export async function resetForReuse(
+  q: CatalogQuery,
+  shape: SchemaShape,
+  scope: string | null,
+): Promise<void> {
+  if ((await schemaFingerprint(q, scope)) !== shape.fingerprint) throw new Error('schema changed');
+  await emptyTables(q, shape);
 }

@@ -21,13 +21,7 @@ import { newMemoryPglite, pgliteDatabase, type Database } from '../../src/db/dat
 import { migrate } from '../../src/db/migrate.js';
 import { noteWrite } from '../../src/db/write-epoch.js';
 import { cacheKey, fromCache, packageVersion } from './build-cache.js';
-import {
-  describeSchema,
-  emptyTables,
-  schemaFingerprint,
-  type CatalogQuery,
-  type SchemaShape,
-} from './db-reuse.js';
+import { describeSchema, resetForReuse, type CatalogQuery, type SchemaShape } from './db-reuse.js';
 
 /** What global setup hands to the test files (vitest `provide`/`inject`: plain JSON). */
 export interface DbTemplateRef {
@@ -187,9 +181,7 @@ async function recycle(pg: PGlite): Promise<void> {
     if (!fresh || idle.length >= IDLE_MAX) throw new Error('not pooled');
     // Fails inside an open transaction block: such an instance is closed, not reused.
     await pg.exec('DISCARD ALL');
-    if ((await schemaFingerprint(rawQuery(pg), null)) !== fresh.fingerprint)
-      throw new Error('schema changed');
-    await emptyTables(rawQuery(pg), fresh);
+    await resetForReuse(rawQuery(pg), fresh, null);
     idle.push(pg);
     pglitePool.recycled++;
   } catch {

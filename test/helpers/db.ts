@@ -9,13 +9,7 @@ import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { inject } from 'vitest';
-import {
-  describeSchema,
-  emptyTables,
-  schemaFingerprint,
-  type CatalogQuery,
-  type SchemaShape,
-} from './db-reuse.js';
+import { describeSchema, resetForReuse, type CatalogQuery, type SchemaShape } from './db-reuse.js';
 import { openMigratedPglite } from './db-template.js';
 
 declare module 'vitest' {
@@ -80,10 +74,7 @@ async function recycleSchema(schema: string): Promise<void> {
     try {
       if (!freshSchema || idleSchemas.length >= IDLE_MAX) throw new Error('not pooled');
       await c.query(`SET search_path TO ${schema}`);
-      if ((await schemaFingerprint(inSchema(c), schema)) !== freshSchema.fingerprint) {
-        throw new Error('schema changed');
-      }
-      await emptyTables(inSchema(c), freshSchema);
+      await resetForReuse(inSchema(c), freshSchema, schema);
       idleSchemas.push(schema);
     } catch {
       await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);

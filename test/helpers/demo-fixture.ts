@@ -167,18 +167,18 @@ export async function buildDemoFixture(ref: DemoFixtureRef, migratedTar?: string
       // The demo's close() leaves the instance open: its rows are exported below.
       demo = await startDemo({ db: pgliteDatabase(memory, async () => undefined), log: quiet });
     }
-    const enabled = demo.config.chains.filter((c) => c.enabled);
-    const file: DemoFixtureFile = {
-      facts: demo.facts,
-      pass: demo.pass,
-      timings: demo.timings,
-      chains: enabled,
-      onChain: await readScenarioChains(demo.nodes, demo.facts).catch(async (e: unknown) => {
-        await demo.close();
-        throw e;
-      }),
-    };
-    await demo.close();
+    let file: DemoFixtureFile;
+    try {
+      file = {
+        facts: demo.facts,
+        pass: demo.pass,
+        timings: demo.timings,
+        chains: demo.config.chains.filter((c) => c.enabled),
+        onChain: await readScenarioChains(demo.nodes, demo.facts),
+      };
+    } finally {
+      await demo.close();
+    }
     if (memory) await exportRowsFrom(memory, join(dir, 'rows'));
     writeFileSync(join(dir, `${READY}.part`), JSON.stringify(file));
     renameSync(join(dir, `${READY}.part`), join(dir, READY));
