@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import { registerChains } from '../src/store/chain-state.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer } from '../src/server.js';
 import { batches, EVENTS, onEachDatabase } from './synthetic-index.js';
 

@@ -4,9 +4,12 @@
  * schema dropped afterwards) or on an in-memory PGlite (no DATABASE_URL, or BENCH_DB=pglite).
  * It prints one row per line of the issue's table and ends with one `RESULT {...}` line:
  *
- *  - big wallet profile, big history (week), big agent detail (limit 200), small wallet profile:
- *    the paid handlers run in process (validate + run), BENCH_CALLS calls each (default 50),
- *    p50/p99 and the peak RSS over them; then 8 concurrent big-profile calls (wall, peak RSS);
+ *  - three subjects of known composition, printed with their distinct raters: TYPICAL (one agent,
+ *    10 raters, 30 ratings: what most real subjects look like), MID (one agent, 5,000 raters,
+ *    10,000 ratings) and BIG (agent 0, 60 % of the index): their wallet profiles, plus the big
+ *    history (week) and big agent detail (limit 200) and the typical agent detail. The paid
+ *    handlers run in process (validate + run), BENCH_CALLS calls each (default 50), p50/p99 and
+ *    the peak RSS over them; then 8 concurrent big-profile calls (wall, peak RSS);
  *  - the aggregate refresh after a pass of BENCH_PASS new ratings (default 10,000) written by the
  *    real ingest (ingestBatch, two batches): the incremental refresh the after-pass hook runs,
  *    and a full rebuild beside it;
@@ -27,7 +30,10 @@
  *    value_raw 4000 + i % 6001 with 2 decimals (40.00..100.00, all in domain);
  *    tag1 cycles trust/liveness/contractRisk/activity/''; 5 logs per block, 2 s blocks from
  *    2026-01-01; every 100th rating is revoked (with its revocations row);
- *  - feedback_index = i (unique per rater, which is all the readers need).
+ *  - feedback_index = i (unique per rater, which is all the readers need);
+ *  - the typical agent (id AGENTS, owner 0x…(20001)): 30 ratings by raters 1..10 of the pool; the
+ *    mid agent (id AGENTS+1, owner 0x…(20002)): 10,000 ratings by raters 1..5,000 (4,999 of them
+ *    pool raters, so their weights see their other subjects), both spread over the same blocks.
  * The base chain is marked backfilled so no answer is `degraded`. ANALYZE runs after the load.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:scale
@@ -49,9 +55,9 @@ import type { RawPaidRequest } from '../src/paid/handler.js';
 import { paidHandlers } from '../src/paid/index.js';
 import { registerChains } from '../src/store/chain-state.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import type { IndexEvent } from '../src/indexer/scanner.js';
+import type { IndexEvent } from '../src/index-events.js';
 import { configureLogging } from '../src/log.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer } from '../src/server.js';
 import { autocannonRps, silenceLogs, startBareHono } from './http-load.js';
 
@@ -83,7 +89,13 @@ const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 
 const addr = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
 const BIG = addr(10_000); // owner of agent 0
-const SMALL = addr(10_007); // owner of agent 7
+const TYPICAL = addr(20_000); // owner of agent AGENTS: 10 raters
+const MID = addr(20_001); // owner of agent AGENTS + 1: 5,000 raters
+/** Ratings of the typical and the mid subject: [agent id offset from AGENTS, ratings, raters, owner]. */
+const EXTRA: ReadonlyArray<readonly [number, number, number, string]> = [
+  [0, 30, 10, TYPICAL],
+  [1, 10_000, 5_000, MID],
+];
 const mbOf = (b: number) => Math.round(b / 1048576);
 
 async function load(db: Database): Promise<void> {
@@ -113,6 +125,29 @@ async function load(db: Database): Promise<void> {
        FROM generate_series(1, $1::int) i`,
     [EVENTS, AGENTS, RATERS],
   );
+  for (const [off, n, raters, owner] of EXTRA) {
+    const agent = String(AGENTS + off);
+    await db.query(
+      `INSERT INTO agents (network, agent_id, minter, owner, agent_uri, registered_block, registered_tx, registered_at,
+                           owner_block, owner_log_index)
+       VALUES ('base', $1, $2, $3, 'https://agents.example/' || $1 || '.json', 999000,
+               '0x' || lpad(to_hex($4::int), 64, 'd'), timestamptz '2026-01-01', 999000, 0)`,
+      [agent, addr(9_999), owner, AGENTS + off],
+    );
+    // k spreads the ratings over the loaded blocks; tx hashes and feedback indexes above the load's
+    await db.query(
+      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
+                            value, tag1, tag2, endpoint, feedback_uri, feedback_hash, block_number, block_time)
+       SELECT 'base', '0x' || lpad(to_hex($4::int), 8, '0') || lpad(to_hex(k), 56, '0'), 0, $1,
+              '0x' || lpad(to_hex(k % $3::int + 1), 40, '0'), $5::bigint + k, 5000 + k % 5001, 2, (5000 + k % 5001) / 100.0,
+              (ARRAY['trust','liveness','contractRisk','activity',''])[k % 5 + 1], '', 'https://agent.example/a2a',
+              'https://feedback.example/x' || k, '0x' || lpad(to_hex(k), 64, 'c'),
+              1000000 + (k::bigint * $6::bigint / $2::int) / 5,
+              timestamptz '2026-01-01' + make_interval(secs => (1000000 + (k::bigint * $6::bigint / $2::int) / 5) * 2)
+         FROM generate_series(0, $2::int - 1) k`,
+      [agent, n, raters, 0x7000 + off, EVENTS * 10 + off * 1_000_000, EVENTS],
+    );
+  }
   await db.query(
     `INSERT INTO revocations (network, tx_hash, log_index, agent_id, rater, feedback_index, block_number, block_time)
      SELECT network, revoked_tx, 0, agent_id, rater, feedback_index, revoked_block, revoked_at
@@ -349,12 +384,29 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   let bigProfile = NONE;
   let bigHistory = NONE;
   let bigAgent = NONE;
-  let smallProfile = NONE;
+  let typicalProfile = NONE;
+  let midProfile = NONE;
   if (PARTS.has('paid')) {
     console.log(`\npaid answers (${label}; handlers in process, validate + run)`);
     // The floor under every paid row on this machine: one trivial round trip to the database.
     await timedCalls('database round trip (SELECT 1), for scale', () => db.query('SELECT 1'));
-    bigProfile = await timedCalls('big wallet profile', () =>
+    const raters = async (agent: string) => {
+      const [r] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM live_agent_rater WHERE network = 'base' AND agent_id = $1 AND live_count > 0`,
+        [agent],
+      );
+      return r?.n ?? 0;
+    };
+    typicalProfile = await timedCalls(`TYPICAL wallet profile (${await raters(String(AGENTS))} raters)`, () =>
+      paid(ctx, 'wallet-lookup', { params: { wallet: TYPICAL }, query: {} }),
+    );
+    await timedCalls('TYPICAL agent detail (its 30 ratings)', () =>
+      paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: String(AGENTS) }, query: {} }),
+    );
+    midProfile = await timedCalls(`MID wallet profile (${await raters(String(AGENTS + 1))} raters)`, () =>
+      paid(ctx, 'wallet-lookup', { params: { wallet: MID }, query: {} }),
+    );
+    bigProfile = await timedCalls(`BIG wallet profile (${await raters('0')} raters)`, () =>
       paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} }),
     );
     bigHistory = await timedCalls('big history (week)', () =>
@@ -362,9 +414,6 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
     );
     bigAgent = await timedCalls('big agent detail, limit 200', () =>
       paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: '0' }, query: { limit: ['200'] } }),
-    );
-    smallProfile = await timedCalls('SMALL wallet profile (1 agent)', () =>
-      paid(ctx, 'wallet-lookup', { params: { wallet: SMALL }, query: {} }),
     );
     {
       const t0 = performance.now();
@@ -475,7 +524,8 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   const result = {
     events: EVENTS,
     big_profile_p99_ms: r1(bigProfile.p99),
-    small_profile_p99_ms: r1(smallProfile.p99),
+    typical_profile_p99_ms: r1(typicalProfile.p99),
+    mid_profile_p99_ms: r1(midProfile.p99),
     big_history_p99_ms: r1(bigHistory.p99),
     big_agent_detail_p99_ms: r1(bigAgent.p99),
     peak_rss_mb: mbOf(Math.max(globalPeak, process.memoryUsage().rss)),

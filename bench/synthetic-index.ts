@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
-import type { IndexEvent } from '../src/indexer/scanner.js';
+import type { IndexEvent } from '../src/index-events.js';
 
 export const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 export const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);

@@ -5,7 +5,7 @@
  */
 import type { Database } from './db/database.js';
 import { recordAggregateRefresh } from './metrics.js';
-import { refreshAggregates } from './read/aggregates.js';
+import { refreshAggregates } from './store/aggregates-refresh.js';
 
 export async function refreshAfterPass(db: Database): Promise<void> {
   const t0 = performance.now();

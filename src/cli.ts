@@ -108,8 +108,10 @@ and serves the API on it (PORT, default 8080). Needs no network. --no-serve stop
 Uses an in-memory database unless DATABASE_URL is set.`,
   'reconcile-payments': `Usage: repindex reconcile-payments
 
-Reads, on chain (the RPC of each payment network), the token's authorizationState of every payment
-claim left "settling-unknown": used → settled (the buyer's retry is served from its receipt);
+First records the settlements the journal (PAYMENT_JOURNAL) holds that the database lost. Then
+reads, on chain (the RPC of each payment network), the token's authorizationState of every payment
+claim left "settling-unknown" or stuck "settling" for over PAYMENT_SETTLE_TIMEOUT_SECONDS:
+used → settled (the buyer's retry is served from its receipt);
 unused past validBefore → released; unused and still valid → left for a retry. "serve" does the
 same every PAYMENT_RECONCILE_SECONDS. Exits 0, or 1 when a claim could not be decided.`,
 };
@@ -151,6 +153,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
+  const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -172,7 +175,23 @@ async function serveCommand(config: Config): Promise<void> {
   const rateLimit: RateLimitStore = config.redisUrl
     ? new (await import('./doors/http/rate-limit-redis.js')).RedisRateLimitStore({ url: config.redisUrl })
     : new InProcessRateLimitStore();
-  server.attach({ config, db, now: () => new Date(), rateLimit });
+  // Payments: every settlement is journaled before it is recorded (PAYMENT_JOURNAL); settlements a
+  // lost database write left only in the journal are recorded now; claims of unknown outcome are
+  // decided from the chain (the token's authorizationState through the network's RPC).
+  const { openSettlementJournal, replayJournal } = await import('./payments/journal.js');
+  const { chainAuthorizationReader } = await import('./payments/reconcile.js');
+  const journal = config.paymentJournal ? openSettlementJournal(config.paymentJournal) : null;
+  if (journal) {
+    const replayed = await replayJournal(db, journal, new Date(), config.receiptReuseSeconds).catch(
+      (e: unknown) => {
+        logger('serve').error({ err: (e as Error).message }, 'could not replay the settlement journal');
+        return 0;
+      },
+    );
+    if (replayed) logger('serve').warn({ replayed }, `recorded ${replayed} settlement(s) from the journal`);
+  }
+  const readAuthorization = chainAuthorizationReader(config);
+  server.attach({ config, db, now: () => new Date(), rateLimit, journal, readAuthorization });
   const log = logger('serve');
   log.info(
     {
@@ -195,7 +214,11 @@ async function serveCommand(config: Config): Promise<void> {
     log.info({ url: `${metrics.url}/metrics` }, `metrics on ${metrics.url}/metrics`);
   }
   const scheduler = startIndexScheduler({ db, config, pass: { afterPass: refreshAfterPass } });
-  const reconciler = startReconcileScheduler({ db, config });
+  const reconciler = startReconcileScheduler({ db, config, journal, readAuthorization });
+  // FEEDBACK_FETCH=0: no feedback document is fetched (the queue keeps filling, nothing is lost).
+  const documents = config.feedbackFetch.enabled
+    ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)
+    : null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -206,6 +229,7 @@ async function serveCommand(config: Config): Promise<void> {
     stopping = true;
     log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
     await scheduler.stop();
+    await documents?.stop();
     await reconciler.stop();
     await metrics?.close();
     await server.close();
@@ -244,6 +268,12 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
       return 2;
     }
     if (report.stopped) return 130;
+    if (config.feedbackFetch.enabled) {
+      // The documents the pass queued (and any due job), bounded: later ones wait for the next run.
+      const { drainDocuments, fetcherContextFor } = await import('./documents/fetcher.js');
+      const r = await drainDocuments(fetcherContextFor(db, config), 50);
+      if (r.leased > 0) logger('documents').info(r, 'feedback documents fetched');
+    }
     // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
     return report.failed.length > 0 || report.afterPassError ? 1 : 0;
   } finally {
@@ -332,9 +362,11 @@ export async function main(argv: string[]): Promise<number> {
         const db = await openAndMigrate(config);
         try {
           const { reconcilePayments } = await import('./payments/reconcile.js');
-          const r = await reconcilePayments({ db, config });
+          const { openSettlementJournal } = await import('./payments/journal.js');
+          const journal = config.paymentJournal ? openSettlementJournal(config.paymentJournal) : null;
+          const r = await reconcilePayments({ db, config, journal });
           console.log(
-            `[payments] ${r.examined} unknown settlement(s): ${r.settled} settled, ${r.released} released, ${r.pending} still pending`,
+            `[payments] ${r.journaled} journaled settlement(s) recorded; ${r.examined} unknown settlement(s) (${r.stale} stuck in settling): ${r.settled} settled, ${r.released} released, ${r.pending} still pending`,
           );
           for (const e of r.errors) console.error(`[payments] undecided: ${e}`);
           return r.errors.length > 0 ? 1 : 0;

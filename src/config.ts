@@ -37,6 +37,13 @@ export interface Config {
   maxConcurrentPaidRuns?: number;
   /** `PAYMENT_RECONCILE_SECONDS`: period of the settling-unknown reconciliation in `serve` (default 300; 0 disables). */
   paymentReconcileSeconds?: number;
+  /**
+   * `PAYMENT_SETTLE_TIMEOUT_SECONDS` (default 90): a claim still `settling` after this long has an
+   * unknown outcome (its process died or lost the database); a retry or the reconciliation decides it.
+   */
+  paymentSettleTimeoutSeconds: number;
+  /** `PAYMENT_JOURNAL`: the settlement journal file `serve` appends to (default `<DATA_DIR>/payment-journal.jsonl`). */
+  paymentJournal?: string;
   redisUrl: string | null;
   databaseReadUrl: string | null;
   rateLimit: RateLimitConfig;
@@ -61,9 +68,81 @@ export interface Config {
   solanaRpcTimeoutMs?: number;
   /** SOLANA_RPC_CONCURRENCY: most Solana RPC calls in flight (default 8; a 429 lowers it for a while). */
   solanaRpcConcurrency?: number;
+  /**
+   * The completeness census after each pass of an EVM chain: CENSUS (1, default; 0 = off),
+   * CENSUS_SAMPLE (agents sampled, default 16), CENSUS_SEED (the sample's seed; absent = a new
+   * sample every pass).
+   */
+  census?: { enabled: boolean; sample: number; seed: number | null };
+  /** The feedback-document fetcher (FEEDBACK_* variables, see the README). */
+  feedbackFetch: FeedbackFetchConfig;
+  /** KNOWN_RELAYERS: lower-cased addresses whose ratings are `facilitator-authored`. */
+  knownRelayers: string[];
+}
+
+export interface FeedbackFetchConfig {
+  /** FEEDBACK_FETCH (default 1): 0 turns the fetcher off. */
+  enabled: boolean;
+  /** FEEDBACK_IPFS_GATEWAY: http(s) prefix ipfs:// paths are fetched through; null = none (ipfs jobs wait). */
+  ipfsGateway: string | null;
+  /** FEEDBACK_MAX_BYTES (default 262144). */
+  maxBytes: number;
+  /** FEEDBACK_TIMEOUT_MS (default 10000): one deadline for a whole fetch, redirects included. */
+  timeoutMs: number;
+  /** FEEDBACK_MAX_REDIRECTS (default 3). */
+  maxRedirects: number;
+  /** FEEDBACK_ALLOW_PRIVATE (default false): allow private, loopback, link-local addresses. */
+  allowPrivate: boolean;
+  /** FEEDBACK_MAX_ATTEMPTS (default 5). */
+  maxAttempts: number;
+  /** FEEDBACK_RETRY_BASE_SECONDS (default 60): first retry delay, doubling (capped at 6 h). */
+  retryBaseSeconds: number;
+  /** FEEDBACK_RECHECK_SECONDS (default 604800): a fetched document is fetched again after this. */
+  recheckSeconds: number;
+  /** FEEDBACK_FETCH_PERIOD_SECONDS (default 60): how often `serve` drains the queue. */
+  periodSeconds: number;
+  /** FEEDBACK_FETCH_BATCH (default 20) jobs leased per round; FEEDBACK_FETCH_CONCURRENCY (default 4) fetched at once. */
+  batch: number;
+  concurrency: number;
+}
+
+function feedbackFetchConfig(env: Env): FeedbackFetchConfig {
+  return {
+    enabled: boolVar(env, 'FEEDBACK_FETCH', true),
+    ipfsGateway: urlVar(env, 'FEEDBACK_IPFS_GATEWAY', ['http:', 'https:']),
+    maxBytes: intVar(env, 'FEEDBACK_MAX_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    timeoutMs: intVar(env, 'FEEDBACK_TIMEOUT_MS', 10_000, 100, 120_000),
+    maxRedirects: intVar(env, 'FEEDBACK_MAX_REDIRECTS', 3, 0, 10),
+    allowPrivate: boolVar(env, 'FEEDBACK_ALLOW_PRIVATE', false),
+    maxAttempts: intVar(env, 'FEEDBACK_MAX_ATTEMPTS', 5, 1, 50),
+    retryBaseSeconds: intVar(env, 'FEEDBACK_RETRY_BASE_SECONDS', 60, 1, 86_400),
+    recheckSeconds: intVar(env, 'FEEDBACK_RECHECK_SECONDS', 7 * 86_400, 60, 365 * 86_400),
+    periodSeconds: intVar(env, 'FEEDBACK_FETCH_PERIOD_SECONDS', 60, 1, 86_400),
+    batch: intVar(env, 'FEEDBACK_FETCH_BATCH', 20, 1, 1000),
+    concurrency: intVar(env, 'FEEDBACK_FETCH_CONCURRENCY', 4, 1, 64),
+  };
+}
+
+function knownRelayers(env: Env): string[] {
+  const raw = env.KNOWN_RELAYERS?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((a) => {
+    const t = a.trim();
+    if (!/^0x[0-9a-fA-F]{40}$/.test(t))
+      throw new ConfigError(`KNOWN_RELAYERS must be comma-separated EVM addresses, got ${JSON.stringify(t)}`);
+    return t.toLowerCase();
+  });
 }
 
 type Env = Record<string, string | undefined>;
+
+function boolVar(env: Env, name: string, def: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new ConfigError(`${name} must be 1 or 0 (true or false)`);
+}
 
 function intVar(env: Env, name: string, def: number, min: number, max: number): number {
   const raw = env[name];
@@ -175,13 +254,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsPort !== null && metricsPort === port) {
     throw new ConfigError('METRICS_PORT must differ from PORT (metrics are never served on the public port)');
   }
+  const dataDir = env.DATA_DIR?.trim() || './data';
   const trustProxyRaw = env.TRUST_PROXY?.trim() || 'false';
   if (!['true', 'false', '1', '0'].includes(trustProxyRaw))
     throw new ConfigError('TRUST_PROXY must be true or false');
   return {
     databaseUrl,
     databaseReadUrl,
-    dataDir: env.DATA_DIR?.trim() || './data',
+    dataDir,
     port,
     host,
     baseUrl,
@@ -204,10 +284,21 @@ export function loadConfig(env: Env = process.env): Config {
     paymentAssetOverrides: paymentAssetOverrides(env),
     maxConcurrentPaidRuns: intVar(env, 'MAX_CONCURRENT_PAID_RUNS', 16, 1, 100_000),
     paymentReconcileSeconds: intVar(env, 'PAYMENT_RECONCILE_SECONDS', 300, 0, 7 * 24 * 3600),
+    paymentSettleTimeoutSeconds: intVar(env, 'PAYMENT_SETTLE_TIMEOUT_SECONDS', 90, 1, 3600),
+    paymentJournal:
+      env.PAYMENT_JOURNAL?.trim() ||
+      `${dataDir.replace(/\/+$/, '')}/payment-journal.jsonl`,
     rpcRetryBaseMs: intVar(env, 'RPC_RETRY_BASE_MS', 250, 1, 60_000),
     rpcMaxAttempts: intVar(env, 'RPC_MAX_ATTEMPTS', 5, 1, 20),
     solanaRpcTimeoutMs: intVar(env, 'SOLANA_RPC_TIMEOUT_MS', 30_000, 100, 600_000),
     solanaRpcConcurrency: intVar(env, 'SOLANA_RPC_CONCURRENCY', 8, 1, 256),
+    census: {
+      enabled: boolVar(env, 'CENSUS', true),
+      sample: intVar(env, 'CENSUS_SAMPLE', 16, 0, 10_000),
+      seed: env.CENSUS_SEED?.trim() ? intVar(env, 'CENSUS_SEED', 0, 0, 2 ** 32 - 1) : null,
+    },
+    feedbackFetch: feedbackFetchConfig(env),
+    knownRelayers: knownRelayers(env),
   };
 }
 

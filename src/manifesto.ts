@@ -4,6 +4,7 @@
  * index is copied into it (the routes named in `verifications` serve them live), so it cannot go
  * stale against a number and keeps answering with the database down.
  */
+import { escapeHtml } from './html-escape.js';
 
 const MANIFESTO_VERSION = 'manifesto@1';
 
@@ -151,7 +152,7 @@ const PRINCIPLES: readonly PrincipleSource[] = [
     },
     inherited_from: 'origin.lessons.self-praise',
     enforced_by:
-      'src/scoring/classify.ts (self class); src/scoring/score.ts (selfRated); src/read/sql-fragments.ts (ELIGIBLE)',
+      'src/scoring/classify.ts (self class); src/scoring/score.ts (selfRated); src/db/sql-fragments.ts (ELIGIBLE)',
   },
   {
     id: 'not-an-oracle',
@@ -406,14 +407,6 @@ export function manifestoMarkdown(baseUrl: string, lang: 'en' | 'es'): string {
 }
 
 /** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** HTML edition (English): plain, no script, every interpolated string escaped. */
 export function manifestoHtml(baseUrl: string): string {

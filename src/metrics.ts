@@ -2,14 +2,17 @@
  * Prometheus metrics (prom-client), served by the separate METRICS_PORT listener (src/server.ts
  * `startMetricsServer`), never by the public API. One registry per process; the named recorders
  * below are what the rest of the code calls. Per-chain scan state (head, last scanned block, lag)
- * is read from the `chains` table at scrape time, so a pass run by another process
- * (`repindex index --once`) shows too.
+ * is read from the `chains` table at scrape time (the query is src/read/metrics-gauges.ts), so a
+ * pass run by another process (`repindex index --once`) shows too; the pool gauge reads the pools
+ * src/db/database.ts registers in src/db/pool-registry.ts. No SQL here.
  *
  * Labels are bounded: route TEMPLATES (never a raw path), chain slugs from the configuration,
  * payment outcomes and refusal codes (codes are the paywall's own `[a-z0-9_]` codes).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Queryable } from './db/database.js';
+import { registeredPools } from './db/pool-registry.js';
+import { readChainScanRows, type ChainScanRow } from './read/metrics-gauges.js';
 
 export const registry = new Registry();
 
@@ -50,12 +53,31 @@ export function recordRateLimited(budget: string): void {
 
 // ------------------------------------------------------------------ payments
 
+/**
+ * What happened to a paid request (or, for `reconciled` / `released`, to a claim decided later).
+ * `settled`: charged and answered 200. `settled_unserved`: charged, but the answer could not be
+ * produced (the database went away after settlement): the retry of the same header is served.
+ * `served_on_retry`: a settlement whose answer was owed, served to the buyer's retry.
+ * `reconciled` / `released`: a claim of unknown outcome found spent (recorded) / unspent (freed).
+ * `database_unavailable`: refused before anything was verified or settled (503).
+ */
 export type PaymentOutcome =
-  'challenged' | 'verified' | 'settled' | 'reused' | 'refused' | 'facilitator_error' | 'settling_unknown';
+  | 'challenged'
+  | 'verified'
+  | 'settled'
+  | 'settled_unserved'
+  | 'served_on_retry'
+  | 'reconciled'
+  | 'released'
+  | 'database_unavailable'
+  | 'reused'
+  | 'refused'
+  | 'facilitator_error'
+  | 'settling_unknown';
 
 const payments = new Counter({
   name: 'repindex_payments_total',
-  help: 'Paywall outcomes: challenged, verified, settled, reused, refused (with its code), facilitator_error, settling_unknown.',
+  help: 'Paywall outcomes: challenged, verified, settled, settled_unserved, served_on_retry, reconciled, released, database_unavailable, reused, refused (with its code), facilitator_error, settling_unknown.',
   labelNames: ['outcome', 'code'] as const,
   registers: [registry],
 });
@@ -118,6 +140,39 @@ const aggregateRefresh = new Histogram({
   registers: [registry],
 });
 
+const censuses = new Counter({
+  name: 'repindex_census_total',
+  help: 'Completeness censuses by chain and outcome (ok, mismatch: the chain and the index disagree, error: the census could not run).',
+  labelNames: ['chain', 'outcome'] as const,
+  registers: [registry],
+});
+const censusRescans = new Counter({
+  name: 'repindex_census_rescans_total',
+  help: 'Rescans with smaller getLogs windows started by a census mismatch, by chain.',
+  labelNames: ['chain'] as const,
+  registers: [registry],
+});
+
+export function recordCensus(chain: string, outcome: 'ok' | 'mismatch' | 'error'): void {
+  censuses.inc({ chain, outcome });
+}
+
+export function recordCensusRescan(chain: string): void {
+  censusRescans.inc({ chain });
+}
+
+const feedbackDocuments = new Counter({
+  name: 'repindex_feedback_documents_total',
+  help: 'Feedback-document jobs finished by the fetcher, by outcome (succeeded, retry, failed, queued).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** One feedback-document job finished with this state. */
+export function recordFeedbackDocument(outcome: string): void {
+  feedbackDocuments.inc({ outcome });
+}
+
 export function recordChainPass(chain: string, outcome: string, seconds: number, events: number): void {
   chainPassSeconds.observe({ chain, outcome }, seconds);
   chainPasses.inc({ chain, outcome });
@@ -145,20 +200,12 @@ export function setMetricsDatabase(db: Queryable | null): void {
   scanSource = db;
 }
 
-interface ChainRow {
-  network: string;
-  enabled: boolean;
-  last_scanned_block: number | null;
-  head_at_last_sync: number | null;
-  last_success_at: Date | null;
-}
+type ChainRow = ChainScanRow;
 
 async function chainRows(): Promise<ChainRow[]> {
   if (!scanSource) return [];
   try {
-    return await scanSource.query<ChainRow & Record<string, unknown>>(
-      'SELECT network, enabled, last_scanned_block, head_at_last_sync, last_success_at FROM chains',
-    );
+    return await readChainScanRows(scanSource);
   } catch {
     return [];
   }
@@ -211,21 +258,15 @@ chainGauge(
   (r) => (r.last_success_at ? Math.floor(new Date(r.last_success_at).getTime() / 1000) : 0),
 );
 
+chainGauge(
+  'repindex_chain_census_ok',
+  'Last completeness census of the chain: 1 agreed with the chain, 0 mismatch (absent: not checked).',
+  (r) => (r.census_state === 'ok' ? 1 : r.census_state === 'mismatch' ? 0 : null),
+);
+
 // ------------------------------------------------------------------ database pool
 
-interface PoolLike {
-  totalCount: number;
-  idleCount: number;
-  waitingCount: number;
-}
-const pools = new Map<string, PoolLike>();
-
-/** A PostgreSQL pool whose use is exported (`primary`, `read`). */
-export function registerDbPool(name: string, pool: PoolLike | null): void {
-  if (pool) pools.set(name, pool);
-  else pools.delete(name);
-}
-
+// The pools are registered by src/db/database.ts in src/db/pool-registry.ts.
 new Gauge({
   name: 'repindex_db_pool_connections',
   help: 'PostgreSQL pool connections by pool (primary, read) and state (total, idle, waiting = queued requests).',
@@ -233,7 +274,7 @@ new Gauge({
   registers: [registry],
   collect() {
     this.reset();
-    for (const [pool, p] of pools) {
+    for (const [pool, p] of registeredPools()) {
       this.set({ pool, state: 'total' }, p.totalCount);
       this.set({ pool, state: 'idle' }, p.idleCount);
       this.set({ pool, state: 'waiting' }, p.waitingCount);

@@ -15,7 +15,7 @@ import { A2AClient, ClientFactory, DefaultAgentCardResolver, type Client } from 
 import { loadConfig } from '../src/config.js';
 import type { Demo } from '../src/demo/run-demo.js';
 import { tierById } from '../src/payments/pricing.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { testDatabaseUrl } from './helpers/db.js';
 import { openDemoCopy } from './helpers/demo.js';

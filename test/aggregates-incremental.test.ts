@@ -10,8 +10,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import type { IndexEvent } from '../src/indexer/scanner.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import type { IndexEvent } from '../src/index-events.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const NETWORKS = ['base', 'optimism'] as const;

@@ -14,7 +14,7 @@ import { renderBadge } from '../src/badge/svg.js';
 import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import {
   classifyRating,
   displayScore,

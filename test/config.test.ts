@@ -28,10 +28,53 @@ describe('configuration', () => {
     expect(c.rpcMaxAttempts).toBe(5);
   });
 
+  it('reads the feedback-document settings, with their documented defaults', () => {
+    const d = loadConfig({}).feedbackFetch;
+    expect(d).toMatchObject({
+      enabled: true,
+      ipfsGateway: null,
+      maxBytes: 262144,
+      timeoutMs: 10000,
+      maxRedirects: 3,
+      allowPrivate: false,
+      maxAttempts: 5,
+      retryBaseSeconds: 60,
+      recheckSeconds: 604800,
+      periodSeconds: 60,
+      batch: 20,
+      concurrency: 4,
+    });
+    const c = loadConfig({
+      FEEDBACK_FETCH: '0',
+      FEEDBACK_IPFS_GATEWAY: 'https://gw.example/ipfs/',
+      FEEDBACK_ALLOW_PRIVATE: 'true',
+      KNOWN_RELAYERS:
+        ' 0xAbCdEf0123456789aBcDeF0123456789AbCdEf01 ,0x0000000000000000000000000000000000000001',
+    });
+    expect(c.feedbackFetch).toMatchObject({
+      enabled: false,
+      ipfsGateway: 'https://gw.example/ipfs/',
+      allowPrivate: true,
+    });
+    expect(c.knownRelayers).toEqual([
+      '0xabcdef0123456789abcdef0123456789abcdef01',
+      '0x0000000000000000000000000000000000000001',
+    ]);
+  });
+
   it('reads the RPC retry policy', () => {
     const c = loadConfig({ RPC_RETRY_BASE_MS: '10', RPC_MAX_ATTEMPTS: '2' });
     expect(c.rpcRetryBaseMs).toBe(10);
     expect(c.rpcMaxAttempts).toBe(2);
+  });
+
+  it('reads the census settings: on with 16 agents and a new sample each pass by default', () => {
+    expect(loadConfig({}).census).toEqual({ enabled: true, sample: 16, seed: null });
+    expect(loadConfig({ CENSUS: '0', CENSUS_SAMPLE: '4', CENSUS_SEED: '42' }).census).toEqual({
+      enabled: false,
+      sample: 4,
+      seed: 42,
+    });
   });
 
   it('lists all 11 networks with chain ids and the registry addresses', () => {
@@ -65,6 +108,14 @@ describe('configuration', () => {
     [{ RPC_RETRY_BASE_MS: 'soon' }, /RPC_RETRY_BASE_MS must be an integer/],
     [{ RPC_RETRY_BASE_MS: '0' }, /RPC_RETRY_BASE_MS must be between 1 and 60000/],
     [{ RPC_MAX_ATTEMPTS: '21' }, /RPC_MAX_ATTEMPTS must be between 1 and 20/],
+    [{ CENSUS: 'yes' }, /CENSUS must be 1 or 0/],
+    [{ CENSUS_SAMPLE: '10001' }, /CENSUS_SAMPLE must be between 0 and 10000/],
+    [{ FEEDBACK_FETCH: 'maybe' }, /FEEDBACK_FETCH must be 1 or 0/],
+    [{ FEEDBACK_IPFS_GATEWAY: 'ftp://g/ipfs/' }, /FEEDBACK_IPFS_GATEWAY must use http: or https:/],
+    [{ FEEDBACK_MAX_BYTES: '10' }, /FEEDBACK_MAX_BYTES must be between 1024 and 16777216/],
+    [{ FEEDBACK_MAX_REDIRECTS: '11' }, /FEEDBACK_MAX_REDIRECTS must be between 0 and 10/],
+    [{ FEEDBACK_ALLOW_PRIVATE: 'yes' }, /FEEDBACK_ALLOW_PRIVATE must be 1 or 0/],
+    [{ KNOWN_RELAYERS: '0x12,0xab' }, /KNOWN_RELAYERS must be comma-separated EVM addresses/],
   ])('rejects %o with a clear message', (env, re) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(re);

@@ -9,7 +9,7 @@ import type { Database } from '../src/db/database.js';
 import { pgliteDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { openTestDatabase, testDbKind } from './helpers/db.js';
 import {
   exportRowsFrom,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { FreeAnswerCache, etagMatches } from '../src/doors/http/free-cache.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const OWNER = '0x00000000000000000000000000000000000000aa';
@@ -94,6 +94,28 @@ describe('precomputed free answers', () => {
     await t.db.query(`UPDATE chains SET ratings_count = ratings_count + 1 WHERE network = 'base'`);
     const after = await (await app.request('/health')).json();
     expect(after.feedback_entries).toBe(before.feedback_entries + 1);
+  });
+
+  it('/stats/documents: answered from memory within a minute, read again the next minute', async () => {
+    let clock = NOW.getTime();
+    const c2 = new FreeAnswerCache(t.db, { pollMs: 3_600_000 }).useClock(() => new Date(clock));
+    const app2 = createApp({ config: loadConfig({}), db: t.db, now: () => new Date(clock), freeCache: c2 });
+    const fetched = async () =>
+      ((await (await app2.request('/stats/documents')).json()) as { by_state: Record<string, number> })
+        .by_state.succeeded ?? 0;
+    const before = await fetched();
+    await t.db.query(
+      `INSERT INTO feedback_documents (network, tx_hash, log_index, agent_id, rater, block_number, uri, state)
+       VALUES ('base', $1, 0, '1', '0x00000000000000000000000000000000000000b1', 11, 'https://x.example/f', 'succeeded')`,
+      [`0x${'d'.repeat(64)}`],
+    );
+    const hits = c2.hits;
+    clock += 30_000; // the same minute (NOW is on a minute boundary or before its 30th second)
+    expect(await fetched()).toBe(before);
+    expect(c2.hits).toBe(hits + 1);
+    clock += 60_000;
+    expect(await fetched()).toBe(before + 1);
+    await t.db.query(`DELETE FROM feedback_documents WHERE tx_hash = $1`, [`0x${'d'.repeat(64)}`]);
   });
 
   it('/pricing is built once: byte-identical answers, served from memory', async () => {

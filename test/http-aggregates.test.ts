@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { registerChains } from '../src/store/chain-state.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { issuerOrg } from '../src/read/stats.js';
 import { readLeaderboard } from '../src/read/leaderboard.js';
 import { round6, shrunkScore } from '../src/scoring/index.js';

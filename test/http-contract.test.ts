@@ -10,7 +10,7 @@ import type { Database } from '../src/db/database.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
 import { registerChains } from '../src/store/chain-state.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';

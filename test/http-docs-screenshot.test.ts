@@ -5,18 +5,23 @@
  * (gitignored). Skipped, with the reason, only when /usr/bin/chromium is absent
  * (`apt-get install -y chromium`; CI installs it).
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { loadConfig } from '../src/config.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
+import {
+  ARTIFACTS as OUT,
+  hasChromium,
+  isolatedPage as isolated,
+  launchChromium,
+  skipReason,
+  warnSkipped,
+} from './helpers/chromium.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const SKIP_REASON = `${CHROMIUM} is absent: install Debian chromium (apt-get install -y chromium) to render /docs and /redoc`;
-const OUT = join(process.cwd(), 'test-results');
+const SKIP_REASON = skipReason('/docs and /redoc');
 
 let t: TestDatabase;
 let server: RunningServer;
@@ -24,29 +29,14 @@ let browser: Browser | null = null;
 
 beforeAll(async () => {
   if (!hasChromium) {
-    // Loud on purpose: a skipped screenshot test is easy to miss in a green run.
-    console.warn(`\n*** SCREENSHOT TESTS SKIPPED: no browser found. ${SKIP_REASON} ***\n`);
+    warnSkipped('/docs and /redoc');
     return;
   }
   t = await openTestDatabase();
   const config = loadConfig({ PORT: '0' });
   server = await startHttpServer({ config, db: t.db, now: () => new Date() }, { host: '127.0.0.1', port: 0 });
   config.baseUrl = server.url;
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  mkdirSync(OUT, { recursive: true });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
@@ -57,18 +47,7 @@ afterAll(async () => {
 
 /** A page whose requests outside the server are aborted and recorded. */
 async function isolatedPage(): Promise<{ page: Page; external: string[]; errors: string[] }> {
-  const page = await browser!.newPage({ viewport: { width: 1280, height: 1000 } });
-  const external: string[] = [];
-  const errors: string[] = [];
-  await page.route('**/*', (route) => {
-    const url = route.request().url();
-    if (url.startsWith(`${server.url}/`) || url.startsWith('data:') || url.startsWith('blob:'))
-      return route.continue();
-    external.push(url);
-    return route.abort();
-  });
-  page.on('pageerror', (e) => errors.push(e.message));
-  return { page, external, errors };
+  return isolated(browser!, server.url);
 }
 
 describe('documentation pages in headless Chromium', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { registerChains } from '../src/store/chain-state.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { ownedAndRated } from './helpers/indexer-fixtures.js';

@@ -10,7 +10,7 @@ import type { Demo } from '../src/demo/run-demo.js';
 import { createApp } from '../src/doors/http/app.js';
 import type { App } from '../src/doors/http/context.js';
 import { tierById } from '../src/payments/pricing.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import {
   CAVEAT_CODES,

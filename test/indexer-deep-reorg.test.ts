@@ -10,6 +10,7 @@ import { mnemonicToAccount } from 'viem/accounts';
 import { numberToHex, toHex, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  appendResponse,
   deployRegistries,
   giveFeedback,
   giveFeedbackCall,
@@ -84,7 +85,14 @@ beforeAll(async () => {
   [anvil, t] = await Promise.all([startAnvil(8453), openTestDatabase()]);
   reg = await deployRegistries(anvil.rpcUrl, toHex(dev(0).getHdKey().privateKey!));
   ({ agentId: agentA } = await registerAgent(reg, dev(1), 'https://agent-a.example/card.json'));
-  await giveFeedback(reg, dev(2), { agentId: agentA, value: 80, tag1: 'old' });
+  await giveFeedback(reg, dev(2), {
+    agentId: agentA,
+    value: 80,
+    tag1: 'old',
+    feedbackURI: 'https://docs.example/old.json',
+  });
+  // A response the owner appends below the fork: it survives the reorg.
+  await appendResponse(reg, dev(1), agentA, dev(2).address, 1, 'https://agent-a.example/reply-1.json');
   await anvil.mine(20);
   await pass(t.db);
 }, 120_000);
@@ -109,6 +117,14 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     await giveFeedback(reg, dev(4), { agentId: agentA, value: 10, tag1: 'orphaned' });
     await giveFeedback(reg, dev(4), { agentId: agentB, value: 11, tag1: 'orphaned' });
     await revokeFeedback(reg, dev(2), agentA, BigInt(old!.feedback_index));
+    // Orphaned too: a third party's response to the old rating and a rating with a document.
+    await appendResponse(reg, dev(5), agentA, dev(2).address, 1, 'https://elsewhere.example/r.json');
+    await giveFeedback(reg, dev(4), {
+      agentId: agentA,
+      value: 12,
+      tag1: 'orphaned',
+      feedbackURI: 'https://docs.example/orphaned.json',
+    });
     await anvil.mine(MARGIN + 8);
     // Two passes: two stored checkpoint hashes inside the stretch that will be replaced.
     await pass(t.db);
@@ -118,8 +134,22 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     const before = await t.db.query<{ tag1: string; revoked: boolean }>(
       `SELECT tag1, revoked FROM ratings WHERE network = 'base' ORDER BY block_number, log_index`,
     );
-    expect(before.map((r) => r.tag1)).toEqual(['old', 'orphaned', 'orphaned']);
+    expect(before.map((r) => r.tag1)).toEqual(['old', 'orphaned', 'orphaned', 'orphaned']);
     expect(before[0]!.revoked).toBe(true);
+    const responsesBefore = await t.db.query<{ responder_class: string; response_uri: string }>(
+      `SELECT responder_class, response_uri FROM rating_responses WHERE network = 'base' ORDER BY block_number`,
+    );
+    expect(responsesBefore).toEqual([
+      { responder_class: 'owner', response_uri: 'https://agent-a.example/reply-1.json' },
+      { responder_class: 'third_party', response_uri: 'https://elsewhere.example/r.json' },
+    ]);
+    const docsBefore = await t.db.query<{ uri: string }>(
+      `SELECT uri FROM feedback_documents WHERE network = 'base' ORDER BY block_number`,
+    );
+    expect(docsBefore.map((d) => d.uri)).toEqual([
+      'https://docs.example/old.json',
+      'https://docs.example/orphaned.json',
+    ]);
 
     // Replace every block from forkFrom on: deeper than the margin and than the checkpoint.
     const headBefore = await anvil.head();
@@ -154,6 +184,15 @@ describe('reorg deeper than the 12-block margin (anvil_reorg)', () => {
     );
     expect(after.map((r) => r.tag1)).toEqual(['old', 'canonical', 'canonical']);
     expect(after[0]!.revoked).toBe(false); // its revocation was orphaned
+    // The orphaned response and document job went with their blocks; the older ones stayed.
+    const responsesAfter = await t.db.query<{ response_uri: string }>(
+      `SELECT response_uri FROM rating_responses WHERE network = 'base'`,
+    );
+    expect(responsesAfter.map((r) => r.response_uri)).toEqual(['https://agent-a.example/reply-1.json']);
+    const docsAfter = await t.db.query<{ uri: string }>(
+      `SELECT uri FROM feedback_documents WHERE network = 'base'`,
+    );
+    expect(docsAfter.map((d) => d.uri)).toEqual(['https://docs.example/old.json']);
     const c = await counters(t.db);
     expect(c.agents_count).toBe(c.agents);
     expect(c.ratings_count).toBe(c.ratings);

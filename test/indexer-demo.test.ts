@@ -32,6 +32,9 @@ describe('demo fixture', () => {
   it('indexes the three scenario chains and never scans the 8 disabled ones', async () => {
     const { pass, facts } = demo;
     expect(pass.status === 'ok' && pass.failed).toEqual([]);
+    expect(pass.status === 'ok' && pass.chains.map((c) => c.census)).toEqual(
+      Array(3).fill({ state: 'ok', rescans: 0, differences: 0 }),
+    );
     expect(pass.status === 'ok' && pass.chains.map((c) => c.network).sort()).toEqual([
       'arbitrum',
       'base',
@@ -43,6 +46,9 @@ describe('demo fixture', () => {
       const played = facts.chains[c.network as 'base'];
       if (played) {
         expect(c).toMatchObject({ enabled: true, backfill_complete: true, last_error: null });
+        // the completeness census agrees with the registries on the whole played scenario
+        expect(c).toMatchObject({ census_state: 'ok', config_warning: null });
+        expect(c.census_block).not.toBeNull();
         expect(c.last_scanned_block as number).toBeGreaterThanOrEqual(played.lastBlock);
         expect(c.head_at_last_sync).toBe((c.last_scanned_block as number) + 12);
       } else {

@@ -24,7 +24,7 @@ import {
 import { createEvmScanner } from '../src/indexer/evm-scanner.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { runIndexPass } from '../src/indexer/pass.js';
-import type { IndexEvent } from '../src/indexer/scanner.js';
+import type { IndexEvent } from '../src/index-events.js';
 import { startIndexScheduler } from '../src/indexer/scheduler.js';
 import { registerChains } from '../src/store/chain-state.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -280,6 +280,8 @@ describe('indexer pass on a local chain', () => {
       transfers: 0,
       metadata: 0,
       revokedApplied: 0,
+      responses: 0,
+      documentsQueued: 0,
     });
     expect(await dumpIndex(t.db, ['base'])).toEqual(before);
     // the live counters behind /health moved by real inserts only: they equal the table counts
@@ -461,9 +463,12 @@ describe('indexer pass on a local chain', () => {
 
 describe('defensive decoding', () => {
   it('skips a log that does not decode, with a warning, and indexes the rest', async () => {
-    // A contract whose every call logs topic0 = NewFeedback with 32 zero bytes and no other topic.
+    // A contract whose every call logs topic0 = NewFeedback with 32 zero bytes and no other topic,
+    // and answers the identity registry's address (so getIdentityRegistry() passes the
+    // configuration check).
     const topic = '6a4a61743519c9d648a14e6493f47dbe3ff1aa29e7785c96c8326a205e58febc';
-    const runtime = `7f${topic}60206000a100`;
+    const identity = chain.reg.identityRegistry.slice(2).toLowerCase();
+    const runtime = `7f${topic}60206000a173${identity}60005260206000f3`;
     const len = (runtime.length / 2).toString(16).padStart(2, '0');
     const init = `0x60${len}80600b6000396000f3${runtime}` as Hex;
     const k = chain.node.privateKeys;

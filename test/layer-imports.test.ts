@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const DOORS = join(SRC, 'doors');
-const LOWER_LAYERS = ['payments', 'paid', 'read', 'db', 'store', 'indexer', 'scoring'];
+const LOWER_LAYERS = ['payments', 'paid', 'read', 'db', 'store', 'indexer', 'scoring', 'documents'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -78,6 +78,100 @@ describe('layer imports', () => {
       }
     }
     expect(files).toBeGreaterThan(20);
+    expect(offenders).toEqual([]);
+  });
+});
+
+/** Every source file under src/ and the src/ files it imports (relative specifiers, .js → .ts). */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const deps: string[] = [];
+    for (const spec of importSpecifiers(readFileSync(file, 'utf8'))) {
+      const t = target(file, spec);
+      if (t === null) continue;
+      deps.push(relative(SRC, t.replace(/\.js$/, '.ts')));
+    }
+    graph.set(relative(SRC, file), deps);
+  }
+  return graph;
+}
+
+/** The import circles of a graph: its strongly connected components of more than one file (Tarjan). */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+describe('import circles', () => {
+  it('finds a planted circle (the check can fail)', () => {
+    const planted = new Map([
+      ['paid/index.ts', ['payments/pricing.ts', 'scoring/index.ts']],
+      ['payments/pricing.ts', ['paid/index.ts']],
+      ['scoring/index.ts', []],
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+    ]);
+    expect(circles(planted).sort()).toEqual([
+      ['a.ts', 'b.ts', 'c.ts'],
+      ['paid/index.ts', 'payments/pricing.ts'],
+    ]);
+  });
+
+  it('no two files of src/ import each other, directly or through others', () => {
+    const graph = importGraph();
+    expect(graph.size).toBeGreaterThan(50);
+    expect(circles(graph)).toEqual([]);
+  });
+
+  it('payments/ takes only the handler types of paid/ (the metered-route table holds no handler)', () => {
+    const offenders = [...importGraph()]
+      .filter(([file]) => file.startsWith(`payments${sep}`))
+      .flatMap(([file, deps]) =>
+        deps
+          .filter((d) => d.startsWith(`paid${sep}`) && d !== join('paid', 'handler.ts'))
+          .map((d) => `${file} → ${d}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('store/ imports nothing from indexer/ (the event types are src/index-events.ts)', () => {
+    const offenders = [...importGraph()]
+      .filter(([file]) => file.startsWith(`store${sep}`))
+      .flatMap(([file, deps]) =>
+        deps.filter((d) => d.startsWith(`indexer${sep}`)).map((d) => `${file} → ${d}`),
+      );
     expect(offenders).toEqual([]);
   });
 });

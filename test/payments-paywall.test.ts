@@ -298,7 +298,7 @@ describe('x402 paywall (stub facilitator)', () => {
     );
   });
 
-  it('settle timed out after spending: 503, then the retry is refused, never charged twice', async () => {
+  it('settle timed out after spending: 503, then the retry is in flight (the chain decides), never charged twice', async () => {
     stub.settleMode = 'timeout';
     const header = payment();
     const settles = stub.settles.length;
@@ -306,7 +306,8 @@ describe('x402 paywall (stub facilitator)', () => {
     stub.settleMode = 'ok';
     const retry = await get(`/reputation/wallet/${WALLET}`, header);
     expect(retry.status).toBe(402);
-    expect((await retry.json()).error).toBe('invalid_exact_evm_payload_authorization_nonce_used');
+    expect(retry.headers.get('retry-after')).toBe('5');
+    expect((await retry.json()).error).toBe('payment_in_flight');
     expect(stub.settles.length).toBe(settles);
     expect(await t.db.query("SELECT 1 FROM payment_claims WHERE status = 'settling-unknown'")).toHaveLength(
       1,

@@ -13,7 +13,7 @@ import { createAppShell } from '../src/doors/http/app.js';
 import type { AppContext } from '../src/doors/http/context.js';
 import { createHttpFacilitator, type FacilitatorClient } from '../src/payments/facilitator.js';
 import { registerPaidRoute } from '../src/doors/http/routes/reputation.js';
-import { reconcilePayments } from '../src/payments/reconcile.js';
+import { chainAuthorizationReader, reconcilePayments } from '../src/payments/reconcile.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import { walletEchoHandler } from './helpers/paid-handler.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
@@ -107,6 +107,31 @@ describe('reconciliation of unknown settlements (local chain)', () => {
     expect(runs.count).toBe(runsBefore + 1);
     expect(rail.settlements()).toBe(settlements);
     expect(before - (await rail.balanceOf(rail.payer))).toBe(10_000n);
+  });
+
+  it('spent, but the provider shows no transaction: kept undecided (never settled without a receipt), then served once it does', async () => {
+    const path = `/reputation/wallet/${WALLET}?x=notx`;
+    const { header, payload } = await sign(path);
+    settleMode = 'settle-then-lose';
+    try {
+      expect((await get(path, header)).status).toBe(503);
+    } finally {
+      settleMode = 'ok';
+    }
+    expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
+    const chain = chainAuthorizationReader(config);
+    // a provider that refuses the log range: spent, transaction unknown
+    const blind = async (q: Parameters<typeof chain>[0]) => ({ ...(await chain(q)), tx: null });
+    const report = await reconcilePayments({ db: t.db, config, readAuthorization: blind });
+    expect(report).toMatchObject({ examined: 1, settled: 0 });
+    expect(report.errors).toHaveLength(1);
+    expect(report.errors[0]).toMatch(/spent on chain, but its settlement transaction was not found/);
+    expect(await claimStatus(nonceOf(payload))).toBe('settling-unknown');
+    // the next run, with the transaction visible, records it; the buyer's retry is served
+    expect(await reconcilePayments({ db: t.db, config })).toMatchObject({ settled: 1, errors: [] });
+    const retry = await get(path, header);
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('x-payment-receipt')).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
   it('never spent: pending while valid, released once validBefore has passed', async () => {

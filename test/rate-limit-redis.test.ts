@@ -18,7 +18,7 @@ import { RedisRateLimitStore } from '../src/doors/http/rate-limit-redis.js';
 import { InProcessRateLimitStore, type RateLimitStore } from '../src/doors/http/rate-limit.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { registerChains } from '../src/store/chain-state.js';
-import { refreshAggregates } from '../src/read/aggregates.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, testDatabaseUrl, type TestDatabase } from './helpers/db.js';
 import { openMigratedPglite } from './helpers/db-template.js';

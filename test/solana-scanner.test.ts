@@ -320,7 +320,15 @@ describe('solana scanner through the pass (replay transport)', () => {
     if (r.status !== 'ok') throw new Error('locked');
     const s = r.chains.find((c) => c.network === 'solana')!;
     expect(s.status).toBe('ok');
-    expect(s.inserted).toEqual({ ratings: 0, revocations: 0, transfers: 0, metadata: 0, revokedApplied: 0 });
+    expect(s.inserted).toEqual({
+      ratings: 0,
+      revocations: 0,
+      transfers: 0,
+      metadata: 0,
+      revokedApplied: 0,
+      responses: 0,
+      documentsQueued: 0,
+    });
     expect(await dumpIndex(t.db, ['solana'])).toEqual(before);
     // nothing new below the margin: same checkpoint
     expect(s.from).toBeNull();

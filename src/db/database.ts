@@ -5,20 +5,36 @@
  *  - NUMERIC → exact decimal string (both drivers already agree);
  *  - TIMESTAMPTZ → Date; JSONB → parsed value; arrays → JS arrays.
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import {
+  PGlite,
+  parse as pgliteParse,
+  protocol as pgliteProtocol,
+  types as pgliteTypes,
+} from '@electric-sql/pglite';
 import { noteStatement, noteWrite } from './write-epoch.js';
 import { logger } from '../log.js';
-import { registerDbPool } from '../metrics.js';
+import { registerDbPool } from './pool-registry.js';
 
 export type Row = Record<string, unknown>;
 
+export interface QueryOptions {
+  /**
+   * Keep this statement's plan warm: on PostgreSQL a named prepared statement per connection
+   * (parsed and planned once; the server moves to a generic plan after five executions when it is
+   * no dearer); on PGlite a statement prepared once in its one session. For the fixed statements
+   * of the paid answers (a few, constant texts), never for SQL built from input.
+   */
+  prepare?: boolean;
+}
+
 export interface Queryable {
   /** Parameterised query ($1, $2, …); returns the rows. */
-  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<T[]>;
   /** Runs one or more statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }
@@ -56,8 +72,90 @@ export function readerOf(db: Database): Queryable {
   return db.reader?.() ?? db;
 }
 
+/** Socket-level error codes (node) that mean the database server cannot be talked to. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  // PostgreSQL: admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+/** Messages of pg, pg-pool, PGlite and this module when the connection is gone (no code). */
+const UNAVAILABLE_MESSAGE =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end|PGlite is clos|the database is closed)/;
+
+/**
+ * Whether an error means the database cannot be reached right now (server stopped, connection
+ * dropped or refused, pool timeout, PGlite closed), as opposed to a bad statement or bad data.
+ * The HTTP door answers these `503 database_unavailable` with `Retry-After`, never a 500. Walks
+ * `cause` and AggregateError members (pg's happy-eyeballs connect).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const walk = (e: unknown, depth: number): boolean => {
+    if (depth > 8 || e === null || typeof e !== 'object' || seen.has(e)) return false;
+    seen.add(e);
+    const o = e as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof o.code === 'string' && (UNAVAILABLE_CODES.has(o.code) || /^08[0-9A-Z]{3}$/.test(o.code)))
+      return true;
+    if (typeof o.message === 'string' && UNAVAILABLE_MESSAGE.test(o.message)) return true;
+    if (Array.isArray(o.errors) && o.errors.some((x) => walk(x, depth + 1))) return true;
+    return walk(o.cause, depth + 1);
+  };
+  return walk(err, 0);
+}
+
+/** Seconds a client is asked to wait (`Retry-After`) after `503 database_unavailable`. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** The body of `503 database_unavailable` (every route that needs the database, paid or free). */
+export function databaseUnavailableBody(message?: string): {
+  error: 'database_unavailable';
+  message: string;
+  retryable: true;
+  retry_after_seconds: number;
+} {
+  return {
+    error: 'database_unavailable',
+    message:
+      message ??
+      'The database cannot be reached right now. Nothing was verified, settled or charged: retry the identical request (with the SAME X-PAYMENT, if any) after Retry-After.',
+    retryable: true,
+    retry_after_seconds: DATABASE_RETRY_AFTER_SECONDS,
+  };
+}
+
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError';
+}
+
+/** The prepared-statement name of a statement text (stable per text, per process). */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `ri_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+let warnedUnprepared = false;
+function warnUnprepared(): void {
+  if (warnedUnprepared) return;
+  warnedUnprepared = true;
+  logger('db').warn(
+    'a prepared statement was missing on its PostgreSQL connection (DEALLOCATE, or a pooler in transaction ' +
+      'mode between repindex and PostgreSQL); such calls fall back to unprepared statements',
+  );
 }
 
 function parseInt8(value: string): number | bigint {
@@ -127,8 +225,25 @@ function openPostgres(url: string, readUrl: string | null): Database {
   registerDbPool('read', readPool);
 
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
-    async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+    async query<T extends Row>(sql: string, params?: readonly unknown[], opts?: QueryOptions) {
       noteStatement(sql);
+      if (opts?.prepare) {
+        try {
+          const r = await c.query({
+            name: statementName(sql),
+            text: sql,
+            values: params as unknown[] | undefined,
+          });
+          return r.rows as T[];
+        } catch (e) {
+          // 26000: the connection lost a statement the driver thinks it holds (DEALLOCATE); 42P05:
+          // the server connection already holds that name (a pooler such as PgBouncer in
+          // transaction mode hands it around). Either way: answer with the plain query.
+          const code = (e as { code?: string }).code;
+          if (code !== '26000' && code !== '42P05') throw e;
+          warnUnprepared();
+        }
+      }
       const r = await c.query(sql, params as unknown[] | undefined);
       return r.rows as T[];
     },
@@ -139,12 +254,27 @@ function openPostgres(url: string, readUrl: string | null): Database {
   });
   const base = on(pool);
   const read = readPool ? on(readPool) : null;
+  // A client checked out of the pool (a transaction, a held lock) whose connection dies between two
+  // statements emits 'error' on itself, not on the pool: without a listener the process crashes.
+  // Its statements fail anyway (the caller answers 503); the pool drops it on release.
+  const onClientError = (err: Error) =>
+    logger('db').warn({ err: err.message }, 'PostgreSQL connection lost while checked out');
+  const checkout = async (): Promise<pg.PoolClient> => {
+    const client = await pool.connect();
+    client.on('error', onClientError);
+    const release = client.release.bind(client);
+    client.release = (err?: Error | boolean) => {
+      client.removeListener('error', onClientError);
+      release(err);
+    };
+    return client;
+  };
   const self: Database = {
     kind: 'postgres',
     ...base,
     reader: () => read ?? self,
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await checkout();
       try {
         await client.query('BEGIN');
         const out = await fn(on(client));
@@ -159,7 +289,7 @@ function openPostgres(url: string, readUrl: string | null): Database {
       }
     },
     async tryWithLock(name, fn) {
-      const client = await pool.connect();
+      const client = await checkout();
       try {
         const [row] = (await client.query(`SELECT pg_try_advisory_lock(${LOCK_KEY_SQL}) AS ok`, [name]))
           .rows as {
@@ -273,6 +403,82 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   });
 }
 
+/** Statement names already prepared in each PGlite instance's one session. */
+const pglitePrepared = new WeakMap<PGlite, Set<string>>();
+
+/** A query parameter as the text the server parses (what PGlite's own query sends). */
+function pgliteParam(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return pgArrayLiteral(v);
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+/** A one-dimensional array as PostgreSQL's array text: every element quoted, NULL for null. */
+function pgArrayLiteral(items: readonly unknown[]): string {
+  const el = (x: unknown): string => {
+    const t = pgliteParam(x);
+    return t === null ? 'NULL' : `"${t.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  };
+  return `{${items.map(el).join(',')}}`;
+}
+
+/**
+ * A named prepared statement on PGlite (its `query` always parses and plans an unnamed one): Parse
+ * once per instance, then Bind/Describe/Execute/Sync, run exclusively so no transaction of another
+ * caller interleaves. A session that lost the statement (26000) prepares it again once.
+ */
+async function pglitePreparedQuery<T extends Row>(
+  db: PGlite,
+  sql: string,
+  params: readonly unknown[] | undefined,
+): Promise<T[]> {
+  const { serialize } = pgliteProtocol;
+  let names = pglitePrepared.get(db);
+  if (!names) {
+    names = new Set();
+    pglitePrepared.set(db, names);
+  }
+  const name = statementName(sql);
+  const run = async (prepare: boolean): Promise<T[]> => {
+    const parts: Uint8Array[] = [];
+    if (prepare) parts.push(serialize.parse({ name, text: sql, types: [] }));
+    parts.push(
+      serialize.bind({ statement: name, values: (params ?? []).map(pgliteParam) }),
+      serialize.describe({ type: 'P' }),
+      serialize.execute({}),
+      serialize.sync(),
+    );
+    const message = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      message.set(p, at);
+      at += p.length;
+    }
+    const { messages } = await db.execProtocol(message);
+    names.add(name);
+    return (pgliteParse.parseResults(messages, db.parsers)[0]?.rows ?? []) as T[];
+  };
+  return db.runExclusive(async () => {
+    const known = names.has(name);
+    try {
+      return await run(!known);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (known && code === '26000') {
+        names.delete(name);
+        return run(true);
+      }
+      if (!known && code === '42P05') {
+        names.add(name); // prepared by an earlier holder of this instance
+        return run(false);
+      }
+      throw e;
+    }
+  });
+}
+
 /**
  * The Database over a PGlite instance; `close()` runs `onClose` once (the instance's owner decides
  * what closing means: the test suite hands instances back to a pool). After close every call
@@ -284,10 +490,12 @@ export function pgliteDatabase(db: PGlite, onClose: () => Promise<void>): Databa
     if (closed) throw new Error('the database is closed');
   };
   const heldLocks = new Set<string>();
-  const on = (c: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
-    async query<T extends Row>(sql: string, params?: readonly unknown[]) {
+  const on = (c: Pick<PGlite, 'query' | 'exec'>, top = false): Queryable => ({
+    async query<T extends Row>(sql: string, params?: readonly unknown[], opts?: QueryOptions) {
       open();
       noteStatement(sql);
+      // prepared only outside a transaction (a transaction's statements run on its own handle)
+      if (opts?.prepare && top) return pglitePreparedQuery<T>(db, sql, params);
       const r = await c.query<T>(sql, params as unknown[] | undefined);
       return r.rows;
     },
@@ -297,7 +505,7 @@ export function pgliteDatabase(db: PGlite, onClose: () => Promise<void>): Databa
       await c.exec(sql);
     },
   });
-  const base = on(db);
+  const base = on(db, true);
   const self: Database = {
     kind: 'pglite',
     ...base,

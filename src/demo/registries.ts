@@ -479,6 +479,22 @@ export function revokeFeedbackCall(
   return { to: reg.reputationRegistry, data, gas: gasBound(data) };
 }
 
+export function appendResponseCall(
+  reg: RegistryAddresses,
+  agentId: bigint | number,
+  client: Address,
+  feedbackIndex: bigint | number,
+  responseURI: string,
+  responseHash: Hex = ZERO_HASH,
+): ContractCall {
+  const data = encodeFunctionData({
+    abi: reputationRegistryAbi,
+    functionName: 'appendResponse',
+    args: [BigInt(agentId), client, BigInt(feedbackIndex), responseURI, responseHash],
+  });
+  return { to: reg.reputationRegistry, data, gas: gasBound(data) };
+}
+
 // ------------------------------------------------------------------ one-transaction helpers
 
 /**
@@ -563,4 +579,22 @@ export function revokeFeedback(
   opts?: SendOptions,
 ): Promise<TxResult> {
   return run(reg, signer, revokeFeedbackCall(reg, agentId, feedbackIndex), opts);
+}
+
+/** appendResponse(agentId, client, feedbackIndex, responseURI, responseHash) from `signer`. */
+export function appendResponse(
+  reg: Registries,
+  signer: Signer,
+  agentId: bigint | number,
+  client: Address,
+  feedbackIndex: bigint | number,
+  responseURI: string,
+  opts?: SendOptions & { responseHash?: Hex },
+): Promise<TxResult> {
+  return run(
+    reg,
+    signer,
+    appendResponseCall(reg, agentId, client, feedbackIndex, responseURI, opts?.responseHash),
+    opts,
+  );
 }

@@ -21,7 +21,15 @@ import { registerChains } from '../store/chain-state.js';
 import { holdsIndexRows, isDemoDatabase, markDemoDatabase, resetDemoDatabase } from '../store/demo.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { startReconcileScheduler } from '../payments/reconcile.js';
+import { paidExampleCommand as paidCommand } from '../payments/paid-example.js';
 import { demoKey, openMarket, type Market } from './market.js';
+import {
+  fetchDemoDocuments,
+  playDocumentScenario,
+  startDocumentServer,
+  type DocumentFacts,
+  type DocumentServer,
+} from './documents.js';
 import {
   playScenario,
   SCENARIO_CHAIN_IDS,
@@ -51,6 +59,12 @@ interface StartDemoOptions {
   config?: Config;
   /** Indexer log lines; default: the process logger. */
   log?: IndexLogger;
+  /**
+   * Also play the feedback-document evidence (src/demo/documents.ts: a local document server and
+   * an agent whose ratings show every integrity state and payment proof) and fetch the documents.
+   * Default false (the shared test fixture leaves it out; `repindex demo` turns it on).
+   */
+  documents?: boolean;
 }
 
 export interface Demo {
@@ -58,6 +72,8 @@ export interface Demo {
   config: Config;
   db: Database;
   facts: ScenarioFacts;
+  /** The evidence agent (with `documents: true`), else null. */
+  documents: DocumentFacts | null;
   nodes: ScenarioNode[];
   /** The report of the indexing pass, and the time the steps took. */
   pass: PassReport;
@@ -106,6 +122,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   const base = opts.config ?? loadConfig({});
   const started: LocalNode[] = [];
   let db: Database | null = null;
+  let docServer: DocumentServer | null = null;
   try {
     // The database opens (and is checked) while the chains start.
     const dbReady = (async () => {
@@ -142,6 +159,13 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
     const database = await dbReady;
     const nodesMs = Date.now() - t0;
     const facts = await playScenario(nodes);
+    let documents: DocumentFacts | null = null;
+    if (opts.documents) {
+      const baseNode = nodes.find((n) => n.network === 'base');
+      if (!baseNode) throw new Error('the demo has no base chain');
+      docServer = await startDocumentServer();
+      documents = await playDocumentScenario(baseNode.node, baseNode.registries, docServer);
+    }
     // Cover the reorg margin so that head − confirmations reaches the scenario's last block.
     await Promise.all(nodes.map((n) => n.node.mine(DEMO_CONFIRMATIONS)));
     const scenarioMs = Date.now() - t0 - nodesMs;
@@ -165,16 +189,21 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
         .concat(pass.afterPassError ? [`aggregates: ${pass.afterPassError}`] : []);
       throw new Error(`the demo index pass failed (${why.join('; ')})`);
     }
+    if (documents && docServer && config.feedbackFetch.enabled)
+      await fetchDemoDocuments(database, config, docServer, documents);
+    const server = docServer;
     let closed: Promise<void> | null = null;
     return {
       config,
       db: database,
       facts,
+      documents,
       nodes,
       pass,
       timings: { nodesMs, scenarioMs, indexMs, totalMs: Date.now() - t0 },
       close() {
         closed ??= (async () => {
+          await server?.close();
           await Promise.allSettled(started.map((n) => n.close()));
           await database.close();
         })();
@@ -182,6 +211,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
       },
     };
   } catch (e) {
+    await (docServer as DocumentServer | null)?.close();
     await Promise.allSettled(started.map((n) => n.close()));
     const d = db as Database | null;
     if (d) await d.close().catch(() => undefined);
@@ -233,10 +263,48 @@ export async function startDemoMarket(demo: Demo): Promise<Market> {
 
 /** The copy-paste paid call the demo prints (the stock @x402/fetch client, examples/). */
 export function paidExampleCommand(market: Market, apiUrl: string, path: string): string {
-  return (
-    `REPINDEX_URL=${apiUrl} BUYER_KEY=${market.buyerKey} TREASURY_ADDRESS=${market.treasury} X402_ASSET=${market.token} ` +
-    `npx tsx examples/pay-with-x402-fetch.ts ${path}`
-  );
+  return paidCommand({
+    apiUrl,
+    path,
+    buyerKey: market.buyerKey,
+    treasury: market.treasury,
+    asset: market.token,
+  });
+}
+
+/**
+ * What the demo prints once it serves: the API's address, the explorer's address (its home page
+ * and a wallet and a chain page of the scenario), example requests and the paid call.
+ */
+export function servingBanner(
+  u: string,
+  facts: ScenarioFacts,
+  paidCommand: string,
+  evidenceAgentId: string | null = null,
+): string {
+  const wallet = facts.multiChainOwner.address;
+  return [
+    `[demo] serving the index on ${u}  (Ctrl-C stops)`,
+    `[demo] explorer: open ${u}/ in a browser (a wallet on three chains: ${u}/explore/wallets/${wallet}, ` +
+      `a chain: ${u}/explore/chains/base)`,
+    'Try:',
+    `  curl -s ${u}/health`,
+    `  curl -s ${u}/chains`,
+    `  curl -s ${u}/wallets/${wallet}/chains`,
+    `  curl -s ${u}/leaderboard`,
+    `  curl -s ${u}/feed?limit=5`,
+    `  curl -s ${u}/search/${facts.sameAgentIdOnTwoChains.agentId}`,
+    `  curl -s ${u}/stats/facets`,
+    ...(evidenceAgentId !== null
+      ? [
+          `  curl -s ${u}/stats/documents`,
+          `  (paid) ${u}/reputation/agent/base/${evidenceAgentId}: the evidence agent, every document integrity state and payment proof`,
+        ]
+      : []),
+    '',
+    'Pay for one (the stock @x402/fetch client; prints the receipt, then replays the same header for free):',
+    `  ${paidCommand}`,
+  ].join('\n');
 }
 
 export async function runDemo(opts: { config: Config; serve: boolean }): Promise<void> {
@@ -244,7 +312,7 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
   console.log(
     '[demo] starting three local chains (base 8453, optimism 10, arbitrum 42161) and playing the scenario…',
   );
-  const demo = await startDemo({ databaseUrl: config.databaseUrl, config });
+  const demo = await startDemo({ databaseUrl: config.databaseUrl, config, documents: true });
   const { facts, timings } = demo;
   console.log(
     `[demo] scenario: ${facts.totals.agents} agents, ${facts.totals.ratings} ratings, ${facts.totals.revocations} revocations ` +
@@ -282,21 +350,13 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
   const reconciler = startReconcileScheduler({ db: demo.db, config: demo.config });
   const u = server.url;
   const wallet = facts.multiChainOwner.address;
-  console.log(`[demo] serving the index on ${u}  (Ctrl-C stops)`);
   console.log(
-    [
-      'Try:',
-      `  curl -s ${u}/health`,
-      `  curl -s ${u}/chains`,
-      `  curl -s ${u}/wallets/${wallet}/chains`,
-      `  curl -s ${u}/leaderboard`,
-      `  curl -s ${u}/feed?limit=5`,
-      `  curl -s ${u}/search/${facts.sameAgentIdOnTwoChains.agentId}`,
-      `  curl -s ${u}/stats/facets`,
-      '',
-      'Pay for one (the stock @x402/fetch client; prints the receipt, then replays the same header for free):',
-      `  ${paidExampleCommand(market, u, `/reputation/wallet/${wallet}`)}`,
-    ].join('\n'),
+    servingBanner(
+      u,
+      facts,
+      paidExampleCommand(market, u, `/reputation/wallet/${wallet}`),
+      demo.documents ? String(demo.documents.agentId) : null,
+    ),
   );
   let stopping = false;
   const stop = async (signal: string) => {

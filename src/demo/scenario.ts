@@ -34,6 +34,7 @@ import {
   type ContractCall,
   type Registries,
 } from './registries.js';
+import { seededRandom } from '../seeded-random.js';
 
 type ScenarioNetwork = 'base' | 'optimism' | 'arbitrum';
 export const SCENARIO_NETWORKS: readonly ScenarioNetwork[] = ['base', 'optimism', 'arbitrum'];
@@ -206,18 +207,6 @@ function actor(label: string): Actor {
   return a;
 }
 
-/** mulberry32: a tiny seeded PRNG; good enough to spread demo data, fully reproducible. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function at(day: number, hour = 12, minute = 0): number {
   return SCENARIO_START + day * 86_400 + hour * 3_600 + minute * 60;
 }
@@ -368,7 +357,7 @@ interface PlanResult {
 }
 
 function planBase(): PlanResult {
-  const p = new ChainPlan('base', prng(8453));
+  const p = new ChainPlan('base', seededRandom(8453));
   const multi = actor('owner:multichain').address;
   p.register('atlas-0', actor('owner:atlas').address, 0, { hour: 9 }); // agentId 0 on base
   p.register('helper-1', multi, 0, { type: 'assistant', hour: 11 });
@@ -444,7 +433,7 @@ function planBase(): PlanResult {
 }
 
 function planOptimism(): PlanResult {
-  const p = new ChainPlan('optimism', prng(10));
+  const p = new ChainPlan('optimism', seededRandom(10));
   p.register('nova-0', actor('owner:borealis').address, 0, { hour: 10 }); // agentId 0 on optimism
   p.register('helper-1', actor('owner:multichain').address, 1, { type: 'assistant' });
   p.register('sandbox-2', actor('owner:03').address, 1);
@@ -497,7 +486,7 @@ function planOptimism(): PlanResult {
 }
 
 function planArbitrum(): PlanResult {
-  const p = new ChainPlan('arbitrum', prng(42161));
+  const p = new ChainPlan('arbitrum', seededRandom(42161));
   p.register('helper-0', actor('owner:multichain').address, 0, { type: 'assistant' });
   const regular = ['perp-1', 'guard-2', 'arb-3', 'lp-4', 'keeper-5', 'stream-6', 'score-7', 'pay-8'];
   regular.forEach((name, i) =>

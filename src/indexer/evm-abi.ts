@@ -14,6 +14,7 @@ export const IDENTITY_EVENTS = parseAbi([
 export const REPUTATION_EVENTS = parseAbi([
   'event NewFeedback(uint256 indexed agentId, address indexed clientAddress, uint64 feedbackIndex, int128 value, uint8 valueDecimals, string indexed indexedTag1, string tag1, string tag2, string endpoint, string feedbackURI, bytes32 feedbackHash)',
   'event FeedbackRevoked(uint256 indexed agentId, address indexed clientAddress, uint64 indexed feedbackIndex)',
+  'event ResponseAppended(uint256 indexed agentId, address indexed clientAddress, uint64 feedbackIndex, address indexed responder, string responseURI, bytes32 responseHash)',
 ]);
 
 export const TOPIC = {
@@ -23,7 +24,8 @@ export const TOPIC = {
   MetadataSet: toEventSelector(IDENTITY_EVENTS[3]),
   NewFeedback: toEventSelector(REPUTATION_EVENTS[0]),
   FeedbackRevoked: toEventSelector(REPUTATION_EVENTS[1]),
+  ResponseAppended: toEventSelector(REPUTATION_EVENTS[2]),
 } as const satisfies Record<string, Hex>;
 
 export const IDENTITY_TOPICS: Hex[] = [TOPIC.Registered, TOPIC.Transfer, TOPIC.URIUpdated, TOPIC.MetadataSet];
-export const REPUTATION_TOPICS: Hex[] = [TOPIC.NewFeedback, TOPIC.FeedbackRevoked];
+export const REPUTATION_TOPICS: Hex[] = [TOPIC.NewFeedback, TOPIC.FeedbackRevoked, TOPIC.ResponseAppended];

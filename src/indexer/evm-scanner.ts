@@ -25,17 +25,26 @@ import {
 import type { ChainConfig } from '../chains.js';
 import { recordRpcError } from '../metrics.js';
 import { IDENTITY_EVENTS, IDENTITY_TOPICS, REPUTATION_EVENTS, REPUTATION_TOPICS, TOPIC } from './evm-abi.js';
-import { backOffBeforeRetry, classifyEvmError, describeError } from './rpc-retry.js';
+import {
+  backOffBeforeRetry,
+  classifyEvmError,
+  describeError,
+  isRevert,
+  rangeHint,
+  retryAfterMs,
+  sleep,
+  type RangeHint,
+} from './rpc-retry.js';
 import {
   capKeyText,
   defaultIndexLogger,
   sanitizeText,
   scaleDecimal,
   type ChainScanner,
-  type IndexEvent,
   type ScanBatch,
   type ScannerLogger,
 } from './scanner.js';
+import type { IndexEvent } from '../index-events.js';
 
 export interface EvmScanOptions {
   /** First getLogs range, in blocks. */
@@ -51,6 +60,13 @@ export interface EvmScanOptions {
   maxDelayMs: number;
   /** Per-request timeout. */
   timeoutMs: number;
+  /**
+   * Log counts that look like a provider's silent cap: such an answer over more than one block is
+   * asked again in halves instead of being trusted.
+   */
+  suspiciousCounts: readonly number[];
+  /** Longest wait a 429's Retry-After may impose before a retry. */
+  maxRetryAfterMs: number;
   /** Parallel eth_getBlockByNumber requests when logs carry no timestamp. */
   blockConcurrency: number;
   /** Cached block timestamps per scanner (one scanner lives for one pass). */
@@ -65,6 +81,8 @@ const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   baseDelayMs: 250,
   maxDelayMs: 10_000,
   timeoutMs: 30_000,
+  maxRetryAfterMs: 60_000,
+  suspiciousCounts: [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
   blockConcurrency: 8,
   blockCacheSize: 50_000,
 };
@@ -74,8 +92,14 @@ export interface EvmScanStats {
   requests: number;
   retries: number;
   halvings: number;
+  /** Range changes taken from the error's own suggestion (a named range or a named limit). */
+  suggested: number;
+  /** The width limit a node named ("limited to a 10,000 range"): ranges never grow above it. */
+  ceiling: number | null;
   minRange: number;
   lastRange: number;
+  /** The widest range the node served (a census rescan starts below it). */
+  widest: number;
   skippedLogs: number;
   blockFetches: number;
 }
@@ -218,6 +242,17 @@ function decodeLog(l: RawLog, c: DecodeContext): IndexEvent | null {
           rater: addr('clientAddress'),
           feedbackIndex: big('feedbackIndex'),
         };
+      case TOPIC.ResponseAppended:
+        return {
+          ...base,
+          kind: 'response',
+          agentId: big('agentId'),
+          rater: addr('clientAddress'),
+          feedbackIndex: big('feedbackIndex'),
+          responder: addr('responder'),
+          responseUri: str('responseURI'),
+          responseHash: typeof a.responseHash === 'string' ? a.responseHash.toLowerCase() : null,
+        };
     }
     return null;
   } catch (err) {
@@ -260,8 +295,10 @@ class BlockTimes {
 }
 
 /**
- * The getLogs range: halved when a range is too wide; doubled again (up to maxRange) after a
- * success with few logs (after a halving, only after three successes in a row).
+ * The getLogs range: when a range is too wide, the range the error suggests (a named range, or a
+ * named limit that also becomes a ceiling the range never grows above), else half; doubled again
+ * (up to maxRange and the ceiling) after a success with few logs (after a shrink, only after three
+ * successes in a row).
  */
 class AdaptiveRange {
   width: number;
@@ -275,10 +312,25 @@ class AdaptiveRange {
     this.width = Math.max(1, Math.min(o.initialRange, o.maxRange));
   }
 
-  /** A request over `span` blocks was too wide: the next one covers half. Returns the new width. */
-  halve(span: number): number {
-    const next = Math.max(1, Math.floor(span / 2));
+  /**
+   * A request over `span` blocks was too wide: the next one covers what the error suggests when
+   * that is narrower, else half. Returns the new width.
+   */
+  shrink(span: number, hint: RangeHint): number {
+    if (hint.limit !== undefined && hint.limit < span) {
+      this.stats.ceiling = Math.min(this.stats.ceiling ?? hint.limit, hint.limit);
+      return this.set(hint.limit, true);
+    }
+    if (hint.from !== undefined && hint.to !== undefined && hint.to - hint.from + 1 < span) {
+      return this.set(hint.to - hint.from + 1, true);
+    }
     this.stats.halvings++;
+    return this.set(Math.floor(span / 2), false);
+  }
+
+  private set(width: number, suggested: boolean): number {
+    const next = Math.max(1, width);
+    if (suggested) this.stats.suggested++;
     this.stats.minRange = Math.min(this.stats.minRange, next);
     this.width = next;
     this.stats.lastRange = next;
@@ -290,8 +342,9 @@ class AdaptiveRange {
   /** A request succeeded with `logs` logs. */
   succeeded(logs: number): void {
     this.streak++;
-    if (logs < this.o.growBelowLogs && this.width < this.o.maxRange && this.streak >= (this.shrunk ? 3 : 1)) {
-      this.width = Math.min(this.o.maxRange, this.width * 2);
+    const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
+    if (logs < this.o.growBelowLogs && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
+      this.width = Math.min(top, this.width * 2);
       this.streak = 0;
     }
     this.stats.lastRange = this.width;
@@ -313,6 +366,8 @@ interface EvmScan {
   blockTimes: BlockTimes;
   range: AdaptiveRange;
   decode: DecodeContext;
+  /** No call starts before this time (ms since the epoch): set by a 429's Retry-After. */
+  pausedUntil: number;
 }
 
 /** The chain's registries, checked and lower-cased (an EVM chain with both registries set). */
@@ -332,8 +387,11 @@ function emptyStats(o: EvmScanOptions): EvmScanStats {
     requests: 0,
     retries: 0,
     halvings: 0,
+    suggested: 0,
+    ceiling: null,
     minRange: o.initialRange,
     lastRange: o.initialRange,
+    widest: 0,
     skippedLogs: 0,
     blockFetches: 0,
   };
@@ -385,6 +443,9 @@ async function rpcCall<T>(
   canShrink = false,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    // A Retry-After pauses every call of the scanner (parallel block fetches too), not only its own.
+    const wait = s.pausedUntil - Date.now();
+    if (wait > 0) await sleep(wait);
     s.stats.requests++;
     try {
       return await fn();
@@ -399,7 +460,11 @@ async function rpcCall<T>(
         );
       }
       s.stats.retries++;
-      await backOffBeforeRetry(s.log, s.network, what, err, attempt, cls, s.o);
+      // A 429's Retry-After is honoured (bounded by maxDelayMs), never undercut by the backoff.
+      const hinted = retryAfterMs(err);
+      const atLeast = hinted === null ? 0 : Math.min(hinted, s.o.maxRetryAfterMs);
+      if (atLeast > 0) s.pausedUntil = Math.max(s.pausedUntil, Date.now() + atLeast);
+      await backOffBeforeRetry(s.log, s.network, what, err, attempt, cls, s.o, atLeast);
     }
   }
 }
@@ -531,6 +596,44 @@ async function firstBlockWithCode(s: EvmScan, head: number): Promise<number> {
   return lo;
 }
 
+/**
+ * What the configuration checks and the census read from the chain, with the scanner's retry
+ * policy: a contract's code, a storage slot, and an eth_call (null when the call reverts).
+ */
+export interface EvmReads {
+  code(address: Hex, block: number): Promise<Hex>;
+  storage(address: Hex, slot: Hex, block: number): Promise<Hex>;
+  call(to: Hex, data: Hex, block: number): Promise<Hex | null>;
+}
+
+function readsOf(s: EvmScan): EvmReads {
+  return {
+    code: async (address, block) =>
+      String(
+        await rpcCall(s, `eth_getCode ${address} @${block}`, () =>
+          s.client.request({ method: 'eth_getCode', params: [address, toHex(block)] }),
+        ),
+      ).toLowerCase() as Hex,
+    storage: async (address, slot, block) =>
+      String(
+        await rpcCall(s, `eth_getStorageAt ${address} @${block}`, () =>
+          s.client.request({ method: 'eth_getStorageAt', params: [address, slot, toHex(block)] }),
+        ),
+      ).toLowerCase() as Hex,
+    call: async (to, data, block) => {
+      try {
+        const out = await rpcCall(s, `eth_call ${to} ${data.slice(0, 10)} @${block}`, () =>
+          s.client.request({ method: 'eth_call', params: [{ to, data }, toHex(block)] }),
+        );
+        return String(out).toLowerCase() as Hex;
+      } catch (err) {
+        if (isRevert(err)) return null;
+        throw err;
+      }
+    },
+  };
+}
+
 /** Batches of blocks from..to, one per getLogs range; a range too wide is halved and asked again. */
 async function* scanRanges(s: EvmScan, from: number, to: number): AsyncGenerator<ScanBatch> {
   let cur = from;
@@ -541,12 +644,20 @@ async function* scanRanges(s: EvmScan, from: number, to: number): AsyncGenerator
       logs = await getLogs(s, cur, end, end > cur);
     } catch (err) {
       if (!(err instanceof RangeTooWide)) throw err;
-      const next = s.range.halve(end - cur + 1);
+      const next = s.range.shrink(end - cur + 1, rangeHint(err.original));
       s.log.warn(
         `[index] ${s.network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
       );
       continue;
     }
+    if (end > cur && s.o.suspiciousCounts.includes(logs.length)) {
+      const next = s.range.shrink(end - cur + 1, {});
+      s.log.warn(
+        `[index] ${s.network}: eth_getLogs ${cur}..${end} returned exactly ${logs.length} logs (a provider's cap?); range ${end - cur + 1} -> ${next} blocks`,
+      );
+      continue;
+    }
+    s.stats.widest = Math.max(s.stats.widest, end - cur + 1);
     yield await toBatch(s, cur, end, logs);
     cur = end + 1;
     s.range.succeeded(logs.length);
@@ -555,11 +666,13 @@ async function* scanRanges(s: EvmScan, from: number, to: number): AsyncGenerator
 
 // ------------------------------------------------------------------ the scanner
 
+export type EvmScanner = ChainScanner & { readonly stats: EvmScanStats; readonly reads: EvmReads };
+
 export function createEvmScanner(
   chain: ChainConfig,
   opts: Partial<EvmScanOptions> = {},
   log: ScannerLogger = defaultIndexLogger(),
-): ChainScanner & { readonly stats: EvmScanStats } {
+): EvmScanner {
   const { identity, reputation } = registriesOf(chain);
   const o: EvmScanOptions = { ...DEFAULT_EVM_SCAN_OPTIONS, ...opts };
   const network = chain.network;
@@ -576,6 +689,7 @@ export function createEvmScanner(
     blockTimes: new BlockTimes(o.blockCacheSize),
     range: new AdaptiveRange(o, stats),
     decode: decodeContextFor(network, identity, reputation, stats, log),
+    pausedUntil: 0,
   };
   return {
     network,
@@ -585,5 +699,6 @@ export function createEvmScanner(
     head: () => headBlock(s),
     discoverStartBlock: (head: number) => firstBlockWithCode(s, head),
     scan: (from: number, to: number) => scanRanges(s, from, to),
+    reads: readsOf(s),
   };
 }

@@ -12,6 +12,9 @@
  *    the agent by (network, agent_id) once Registered/Transfer arrive;
  *  - revocations are stored, then applied to every matching rating (network, agent, rater,
  *    feedback index), also when the rating arrives after its revocation; the rating stays;
+ *  - ResponseAppended is kept as logged (responder classed owner / operator / third_party against
+ *    the agent's owner and agentWallet as known when the batch is written), and every rating
+ *    naming a feedbackURI gets a fetch job in the feedback-document queue;
  *  - declared type: the agent's own MetadataSet keys `type`, `agentType`, `category` (in that
  *    order of preference; UTF-8 text, trimmed, non-empty), else the `agentType`/`category` of an
  *    inline `data:` registration file; never fetched over the network.
@@ -30,17 +33,20 @@ import {
   upsertMetadata,
 } from '../store/agents.js';
 import { writeCheckpoint, type CheckpointUpdate } from '../store/chain-state.js';
+import { enqueueDocuments } from '../store/documents.js';
 import { applyRevocations, insertRatings, insertRevocations } from '../store/ratings.js';
-import {
-  sanitizeText,
-  type FeedbackEvent,
-  type IndexEvent,
-  type MetadataSetEvent,
-  type RegisteredEvent,
-  type RevocationEvent,
-  type TransferEvent,
-  type UriUpdatedEvent,
-} from './scanner.js';
+import { insertResponses } from '../store/responses.js';
+import { sanitizeText } from './scanner.js';
+import type {
+  FeedbackEvent,
+  IndexEvent,
+  MetadataSetEvent,
+  RegisteredEvent,
+  ResponseEvent,
+  RevocationEvent,
+  TransferEvent,
+  UriUpdatedEvent,
+} from '../index-events.js';
 
 /** Largest inline data: registration file read for a declared type. */
 const MAX_DATA_URI_CHARS = 64 * 1024;
@@ -52,6 +58,10 @@ export interface IngestCounts {
   metadata: number;
   /** Ratings whose revoked flag this batch set. */
   revokedApplied: number;
+  /** ResponseAppended rows stored. */
+  responses: number;
+  /** Feedback documents queued for the fetcher. */
+  documentsQueued: number;
 }
 
 interface IngestHooks {
@@ -117,6 +127,7 @@ interface EventsByKind {
   metadata: MetadataSetEvent[];
   feedback: FeedbackEvent[];
   revocations: RevocationEvent[];
+  responses: ResponseEvent[];
 }
 
 function byKind(events: readonly IndexEvent[]): EventsByKind {
@@ -127,6 +138,7 @@ function byKind(events: readonly IndexEvent[]): EventsByKind {
     metadata: [],
     feedback: [],
     revocations: [],
+    responses: [],
   };
   for (const e of events) {
     switch (e.kind) {
@@ -147,6 +159,9 @@ function byKind(events: readonly IndexEvent[]): EventsByKind {
         break;
       case 'revocation':
         k.revocations.push(e);
+        break;
+      case 'response':
+        k.responses.push(e);
         break;
     }
   }
@@ -227,7 +242,19 @@ async function writeEvents(tx: Queryable, events: readonly IndexEvent[]): Promis
   const ratings = await insertRatings(tx, k.feedback);
   const revocations = await insertRevocations(tx, k.revocations);
   const revokedApplied = await applyBatchRevocations(tx, k);
-  return { ratings, revocations, transfers, metadata: metadata.n, revokedApplied };
+  // Feedback documents: one fetch job per rating naming a URI (src/documents/ fetches them).
+  const documentsQueued = await enqueueDocuments(tx, k.feedback);
+  // Responses, after ownership and metadata: the responder is classed against the agent as now known.
+  const responses = await insertResponses(tx, k.responses);
+  return {
+    ratings,
+    revocations,
+    transfers,
+    metadata: metadata.n,
+    revokedApplied,
+    responses,
+    documentsQueued,
+  };
 }
 
 /**

@@ -11,16 +11,25 @@ import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
-import { recordChainPass, recordPass } from '../metrics.js';
+import { recordCensus, recordCensusRescan, recordChainPass, recordPass } from '../metrics.js';
+import {
+  chainEventCounts,
+  readLastCensus,
+  recordCensus as storeCensus,
+  recordConfigWarning,
+} from '../store/census.js';
 import {
   analyzeIndexTables,
+  lowerScannedFrom,
   readScanPosition,
   recordChainError,
   recordCheckpointHash,
   registerChains,
   setStartBlock,
 } from '../store/chain-state.js';
-import { createEvmScanner, type EvmScanOptions, type EvmScanStats } from './evm-scanner.js';
+import { censusDetail, runCensus, type CensusOutcome } from './census.js';
+import { checkRegistries, ConfigurationError } from './config-check.js';
+import { createEvmScanner, type EvmReads, type EvmScanOptions, type EvmScanStats } from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
@@ -116,6 +125,10 @@ export interface ChainPassResult {
   scan?: EvmScanStats;
   /** The Solana scanner's figures (requests, rate limiting, gaps, incomplete transactions). */
   solana?: SolanaScanStats;
+  /** The completeness census after the scan (EVM chains, CENSUS on): its outcome and the rescans it caused. */
+  census?: { state: 'ok' | 'mismatch' | 'unchecked'; rescans: number; differences: number; error?: string };
+  /** A range below the recorded lowest scanned block (startBlock moved earlier), scanned this pass. */
+  missedRange?: { from: number; to: number };
   /** A reorg below the margin was healed at the start of this pass (ancestor null: full rescan). */
   reorg?: { mismatchAt: number; ancestor: number | null; fullRescan: boolean };
 }
@@ -133,10 +146,23 @@ export type PassReport =
       stopped?: boolean;
     };
 
+type AnyScanner = ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats; reads?: EvmReads };
+
+/** Census rescans after a mismatch, each with windows 8 times smaller than the last. */
+const MAX_CENSUS_RESCANS = 3;
+
 const NO_SCANNER = 'no scanner for this chain kind yet (skipped; not counted as a failure)';
 
 function zeroCounts(): IngestCounts {
-  return { ratings: 0, revocations: 0, transfers: 0, metadata: 0, revokedApplied: 0 };
+  return {
+    ratings: 0,
+    revocations: 0,
+    transfers: 0,
+    metadata: 0,
+    revokedApplied: 0,
+    responses: 0,
+    documentsQueued: 0,
+  };
 }
 
 function addCounts(a: IngestCounts, b: IngestCounts): void {
@@ -145,6 +171,8 @@ function addCounts(a: IngestCounts, b: IngestCounts): void {
   a.transfers += b.transfers;
   a.metadata += b.metadata;
   a.revokedApplied += b.revokedApplied;
+  a.responses += b.responses;
+  a.documentsQueued += b.documentsQueued;
 }
 
 const defaultLogger: IndexLogger = defaultIndexLogger();
@@ -398,11 +426,7 @@ function definedOnly<T extends Record<string, number | undefined>>(o: T): Partia
   >;
 }
 
-function makeScanner(
-  chain: ChainConfig,
-  opts: RunIndexPassOptions,
-  log: IndexLogger,
-): (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null {
+function makeScanner(chain: ChainConfig, opts: RunIndexPassOptions, log: IndexLogger): AnyScanner | null {
   // The operator's retry policy (RPC_RETRY_BASE_MS, RPC_MAX_ATTEMPTS); a test's own tuning wins.
   const retry = definedOnly({
     baseDelayMs: opts.config.rpcRetryBaseMs,
@@ -478,6 +502,13 @@ async function firstBlockToScan(
   if (start === null && position.lastScannedBlock === null) {
     start = await scanner.discoverStartBlock(Math.max(0, head));
     await setStartBlock(db, chain.network, start);
+  }
+  if (start !== null && start > head) {
+    throw new ConfigurationError(
+      `${chain.network}: startBlock ${start} is above the chain head ${head}: nothing can be scanned. ` +
+        `Set the chain's startBlock (CHAINS_FILE) to the registries' deployment block (null: found from their code), ` +
+        `or check that RPC_URL_${chain.network.toUpperCase()} serves ${chain.network}`,
+    );
   }
   const checkpoint = position.lastScannedBlock;
   if (checkpoint !== null && checkpoint > target) {
@@ -587,7 +618,7 @@ async function indexChain(
   const { db } = opts;
   const t0 = Date.now();
   const result = emptyChainResult(chain);
-  let scanner: (ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats }) | null = null;
+  let scanner: AnyScanner | null = null;
   try {
     scanner = makeScanner(chain, opts, log);
     if (!scanner) {
@@ -601,8 +632,10 @@ async function indexChain(
     const head = await scanner.head();
     result.head = head;
     const target = head - chain.confirmations;
+    if (scanner.reads) await checkRegistries(scanner.reads, chain, head);
     if (scanner.blockHash) await healDeepReorg(db, chain, scanner.blockHash.bind(scanner), log, result);
     const from = await firstBlockToScan(db, chain, scanner, head, target, log);
+    if (scanner.reads) await scanMissedRange(chain, scanner, from, head, opts, log, progress, result, now);
 
     if (from > target) {
       // Nothing new below the margin: still record the sync (head, success, caught up).
@@ -614,6 +647,7 @@ async function indexChain(
         successAt: now(),
       });
       progress.update({ network: chain.network, done: 0, total: 0, block: from - 1, target }, true);
+      if (scanner.reads) await censusAndRepair(chain, scanner, opts, log, progress, result, now);
       return result;
     }
 
@@ -629,6 +663,8 @@ async function indexChain(
         break;
       }
     }
+    if (scanner.reads && result.status === 'ok')
+      await censusAndRepair(chain, scanner, opts, log, progress, result, now);
     return result;
   } catch (e) {
     await recordChainFailure(db, chain, e, result, now);
@@ -638,4 +674,182 @@ async function indexChain(
     if (scanner?.stats) result.scan = { ...scanner.stats };
     if (scanner?.solanaStats) result.solana = { ...scanner.solanaStats };
   }
+}
+
+// ------------------------------------------------------------------ completeness (EVM)
+
+/** Writes a range's batches without moving the checkpoint (a range below it, or a rescan). */
+async function ingestBelowCheckpoint(
+  chain: ChainConfig,
+  scanner: ChainScanner,
+  from: number,
+  to: number,
+  head: number,
+  opts: RunIndexPassOptions,
+  progress: Progress,
+  result: ChainPassResult,
+  now: () => Date,
+): Promise<void> {
+  const span: ScanSpan = { from, target: to, head, total: to - from + 1 };
+  for await (const batch of scanner.scan(from, to)) {
+    await ingestScanBatch(chain, scanner, { ...batch, advance: false }, span, opts, progress, result, now);
+    // stopped (SIGINT/SIGTERM): what is written stays, the rest is scanned again by a later pass
+    if (opts.signal?.aborted) return;
+  }
+}
+
+/**
+ * A start block moved below the lowest block ever scanned: the range between is scanned first
+ * (its rows written, the checkpoint left where it is), then the lowest scanned block lowered. On
+ * a chain's first pass (or a database from before the column) the lowest scanned block is set.
+ */
+async function scanMissedRange(
+  chain: ChainConfig,
+  scanner: ChainScanner,
+  from: number,
+  head: number,
+  opts: RunIndexPassOptions,
+  log: IndexLogger,
+  progress: Progress,
+  result: ChainPassResult,
+  now: () => Date,
+): Promise<void> {
+  const { db } = opts;
+  const position = await readScanPosition(db, chain.network);
+  const start = chain.startBlock ?? position.startBlock ?? from;
+  if (position.scannedFrom === null) {
+    await lowerScannedFrom(db, chain.network, position.lastScannedBlock === null ? from : start);
+    return;
+  }
+  if (start >= position.scannedFrom || position.lastScannedBlock === null) return;
+  const to = position.scannedFrom - 1;
+  log.warn(
+    `[index] ${chain.network}: startBlock ${start} is below the lowest block scanned so far (${position.scannedFrom}): scanning ${start}..${to} first`,
+    { chain: chain.network, from: start, to },
+  );
+  await ingestBelowCheckpoint(chain, scanner, start, to, head, opts, progress, result, now);
+  if (opts.signal?.aborted) return; // not all of it: the next pass scans the missed range again
+  await lowerScannedFrom(db, chain.network, start);
+  result.missedRange = { from: start, to };
+}
+
+/**
+ * The census after a chain's scan; on a mismatch the scanned range is read again with windows 8
+ * times smaller (a node that truncates or empties wide getLogs answers serves narrow ones) and
+ * the census repeated, up to MAX_CENSUS_RESCANS times. The outcome is stored on the chain's row
+ * (GET /health), logged and counted (GET /metrics). A census that cannot run leaves the chain's
+ * pass a success, with the census unchecked.
+ */
+async function censusAndRepair(
+  chain: ChainConfig,
+  scanner: AnyScanner,
+  opts: RunIndexPassOptions,
+  log: IndexLogger,
+  progress: Progress,
+  result: ChainPassResult,
+  now: () => Date,
+): Promise<void> {
+  const { db } = opts;
+  const net = chain.network;
+  const position = await readScanPosition(db, net);
+  const block = position.lastScannedBlock;
+  if (block === null) return;
+  const lower = position.scannedFrom ?? position.startBlock ?? chain.startBlock ?? 0;
+  await warnWithoutEvents(db, net, lower, block, log);
+  const cfg = opts.config.census ?? { enabled: true, sample: 16, seed: null };
+  if (!cfg.enabled || !scanner.reads) return;
+  // One seed for the census and its re-checks: a re-check looks at the same agents.
+  const seed = cfg.seed ?? Math.floor(Math.random() * 2 ** 32);
+  let outcome: CensusOutcome;
+  let rescans = 0;
+  // A range an earlier census already rescanned in vain is not read again every pass: after a
+  // standing mismatch, only the blocks above that census are rescanned.
+  const previous = await readLastCensus(db, net);
+  const rescanFrom =
+    previous.state === 'mismatch' && previous.block !== null ? Math.max(lower, previous.block + 1) : lower;
+  try {
+    outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
+    let width = Math.max(1, scanner.stats?.widest || block - rescanFrom + 1);
+    while (outcome.state === 'mismatch' && rescans < MAX_CENSUS_RESCANS && width > 1 && rescanFrom <= block) {
+      width = Math.max(1, Math.floor(width / 8));
+      rescans++;
+      recordCensusRescan(net);
+      log.warn(
+        `[index] ${net}: census mismatch at block ${block} (${outcome.differenceCount} differences, first: ${JSON.stringify(outcome.differences[0])}); ` +
+          `rescanning ${rescanFrom}..${block} with getLogs windows of ${width} blocks`,
+        { chain: net, block, differences: outcome.differences.slice(0, 5), rescan: rescans, window: width },
+      );
+      const rescanner = makeScanner(
+        chain,
+        { ...opts, scan: { ...opts.scan, initialRange: width, maxRange: width } },
+        log,
+      );
+      if (!rescanner) break;
+      await ingestBelowCheckpoint(
+        chain,
+        rescanner,
+        rescanFrom,
+        block,
+        result.head ?? block,
+        opts,
+        progress,
+        result,
+        now,
+      );
+      if (opts.signal?.aborted) return; // stopped mid-rescan: the stored census stands
+      outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
+    }
+  } catch (e) {
+    const error = redactUrls(describeError(e));
+    recordCensus(net, 'error');
+    log.warn(`[index] ${net}: the census could not run: ${error}`, { chain: net, error });
+    // A census that could not run proves nothing: a standing mismatch stays on the chain's row
+    // (GET /health keeps it degraded, the next pass keeps rescanning only above it).
+    if (previous.state !== 'mismatch')
+      await storeCensus(db, net, { state: 'unchecked', detail: JSON.stringify({ error }), block, at: now() });
+    result.census = { state: 'unchecked', rescans, differences: 0, error };
+    return;
+  }
+  recordCensus(net, outcome.state);
+  await storeCensus(db, net, {
+    state: outcome.state,
+    detail: censusDetail(outcome, rescans),
+    block,
+    at: now(),
+  });
+  result.census = { state: outcome.state, rescans, differences: outcome.differenceCount };
+  const figures = `${outcome.minted} agents minted, ${outcome.registered} registered in the index, ${outcome.sampledAgents} agents and ${outcome.sampledPairs} clients sampled, ${outcome.calls} calls`;
+  if (outcome.state === 'ok') {
+    log.info(
+      `[index] ${net}: census ok at block ${block}${rescans ? ` after ${rescans} rescans` : ''}: ${figures}`,
+      {
+        chain: net,
+        block,
+        rescans,
+      },
+    );
+  } else {
+    log.warn(
+      `[index] ${net}: census MISMATCH at block ${block} after ${rescans} rescans: ${figures}; differences: ${JSON.stringify(outcome.differences.slice(0, 5))}`,
+      { chain: net, block, rescans, differences: outcome.differences },
+    );
+  }
+}
+
+/** A chain whose registries never emitted an event over a scanned range gets a loud warning. */
+async function warnWithoutEvents(
+  db: Database,
+  net: string,
+  lower: number,
+  block: number,
+  log: IndexLogger,
+): Promise<void> {
+  const counts = await chainEventCounts(db, net);
+  const warning =
+    counts.agents === 0 && counts.ratings === 0
+      ? `no agent and no feedback from the configured registries in blocks ${lower}..${block}: if an address is an ` +
+        `implementation behind a proxy, or startBlock is after the activity, the index stays empty; configure the proxies' addresses`
+      : null;
+  if (warning) log.warn(`[index] ${net}: ${warning}`, { chain: net });
+  await recordConfigWarning(db, net, warning);
 }

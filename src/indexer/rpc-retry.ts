@@ -38,8 +38,9 @@ export async function backOffBeforeRetry(
   attempt: number,
   kind: RpcErrorClass,
   o: RetryPolicy,
+  atLeastMs = 0,
 ): Promise<void> {
-  const delay = backoffDelay(attempt, o);
+  const delay = Math.max(backoffDelay(attempt, o), atLeastMs);
   log.debug?.(
     `[index] ${network}: ${what}: ${describeError(err)}; retry ${attempt}/${o.maxAttempts - 1} in ${delay} ms`,
     { chain: network, call: what, attempt, delay_ms: delay, kind },
@@ -123,6 +124,8 @@ interface ErrorFacts {
   code: number | null;
   timeout: boolean;
   http: boolean;
+  /** A range a JSON-RPC error's `data` object names (Infura: `{from, to}`), the first one found. */
+  dataRange: { from: number; to: number } | null;
 }
 
 function errorFacts(err: unknown): ErrorFacts {
@@ -131,6 +134,7 @@ function errorFacts(err: unknown): ErrorFacts {
   let code: number | null = null;
   let timeout = false;
   let http = false;
+  let dataRange: { from: number; to: number } | null = null;
   let e: unknown = err;
   for (let depth = 0; e && depth < 8; depth++) {
     const o = e as Record<string, unknown>;
@@ -139,24 +143,41 @@ function errorFacts(err: unknown): ErrorFacts {
     if (status === null && typeof o.status === 'number') status = o.status;
     if (code === null && typeof o.code === 'number') code = o.code;
     if (typeof o.code === 'string') parts.push(o.code);
+    // A JSON-RPC error's `data` may carry the real reason (Tenderly: data.payload "range … limit …").
+    if (typeof o.data === 'string') parts.push(o.data);
+    else if (o.data && typeof o.data === 'object') {
+      const data = o.data as Record<string, unknown>;
+      if (typeof data.payload === 'string') parts.push(data.payload);
+      const from = typeof data.from === 'string' ? num(data.from) : null;
+      const to = typeof data.to === 'string' ? num(data.to) : null;
+      if (dataRange === null && from !== null && to !== null && to >= from) dataRange = { from, to };
+    }
     const name = typeof o.name === 'string' ? o.name : '';
     if (name === 'TimeoutError' || name === 'AbortError') timeout = true;
     if (name === 'HttpRequestError') http = true;
     e = o.cause;
   }
-  return { text: parts.join(' | ').toLowerCase(), status, code, timeout, http };
+  return { text: parts.join(' | ').toLowerCase(), status, code, timeout, http, dataRange };
 }
 
 const RATE_LIMIT_RE = /rate.?limit|too many requests|throttl|capacity|compute units|request rate/;
 const RANGE_RE =
   /range|too large|too big|too many (results|logs|blocks)|limit exceeded|response size|size limit|exceed(s|ed)? .*(limit|max)|more than \d+ (results|logs)|returned more than|max(imum)? (results|logs|block)|query timeout|log response size/;
 const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
+const REVERT_RE = /execution reverted|\breverted\b|revert(ed)? (reason|with)|invalid opcode/;
 const NETWORK_RE =
   /fetch failed|econnrefused|econnreset|etimedout|enotfound|eai_again|socket hang up|network|other side closed|und_err|epipe|ehostunreach/;
+
+/** Whether an EVM call failed because the contract reverted (not because of the node). */
+export function isRevert(err: unknown): boolean {
+  return REVERT_RE.test(errorFacts(err).text);
+}
 
 /** Classifies an EVM RPC failure; `forLogs` enables the range class (only getLogs has a range). */
 export function classifyEvmError(err: unknown, forLogs: boolean): Exclude<RpcErrorClass, 'rate_limited'> {
   const f = errorFacts(err);
+  // An eth_call that reverted will revert again: not worth a retry.
+  if (REVERT_RE.test(f.text)) return 'fatal';
   if (f.status === 429 || RATE_LIMIT_RE.test(f.text)) return 'transient';
   if (forLogs && (f.status === 413 || RANGE_RE.test(f.text))) return 'range';
   if (f.timeout || f.status === 408 || f.status === 504 || TIMEOUT_RE.test(f.text)) return 'timeout';
@@ -166,6 +187,60 @@ export function classifyEvmError(err: unknown, forLogs: boolean): Exclude<RpcErr
   if (f.code === -32601 || f.code === -32602 || f.code === -32600) return 'fatal';
   if (f.status !== null && f.status >= 400 && f.status < 500) return 'fatal';
   return 'transient';
+}
+
+// ------------------------------------------------------------------ "range too large": what the node would accept
+
+/**
+ * What a "range too large" error says the node would accept: a block range to ask instead
+ * (`from`..`to`: Alchemy's "this block range should work: [0x…, 0x…]", Infura's `data.from/to`,
+ * reth's "retry with the range a-b") or a hard limit on the width (`limit`: QuickNode's "limited to
+ * a 10,000 range", "exceeds limit of 10000", "range limit 2000", "max block range 5000").
+ */
+export interface RangeHint {
+  from?: number;
+  to?: number;
+  limit?: number;
+}
+
+function num(s: string): number | null {
+  const t = s.replace(/[,_]/g, '').toLowerCase();
+  const k = t.endsWith('k');
+  const n = k ? Number(t.slice(0, -1)) * 1000 : t.startsWith('0x') ? Number.parseInt(t, 16) : Number(t);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+const SUGGESTED_RANGE_RES = [
+  /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/, // Alchemy, zkSync: [0x.., 0x..]
+  /retry with the range (\d+)\s*-\s*(\d+)/, // reth
+];
+const LIMIT_RES = [
+  /limited to an? ([\d,]+k?) (?:block )?range/, // QuickNode
+  /exceeds (?:the )?limit of ([\d,]+k?)/, // Infura (-32602)
+  /range limit(?: of)?:? ([\d,]+k?)/, // Tenderly and others
+  /max(?:imum)? (?:block )?range(?: is| of)?:? ([\d,]+k?)/, // reth, Cloudflare-like, Ankr-like
+  /up to an? ([\d,]+k?) block range/, // Alchemy's explanation (only when no range is named)
+  /ranges? over ([\d,]+k?) blocks/, // dRPC-like
+];
+
+/** The range or limit an error names (walks the cause chain, its `data` objects included). */
+export function rangeHint(err: unknown): RangeHint {
+  const { text, dataRange } = errorFacts(err);
+  if (dataRange) return dataRange;
+  // Infura's data object travels inside viem's `details` JSON text for an HTTP error body.
+  const infura = /"from":"(0x[0-9a-f]+)".*?"to":"(0x[0-9a-f]+)"/.exec(text);
+  for (const m of [...SUGGESTED_RANGE_RES.map((re) => re.exec(text)), infura]) {
+    if (!m) continue;
+    const from = num(m[1]!);
+    const to = num(m[2]!);
+    if (from !== null && to !== null && to >= from) return { from, to };
+  }
+  for (const re of LIMIT_RES) {
+    const m = re.exec(text);
+    const limit = m ? num(m[1]!) : null;
+    if (limit !== null && limit > 0) return { limit };
+  }
+  return {};
 }
 
 // ------------------------------------------------------------------ Solana (@solana/kit) errors

@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
-import { capKeyText, sanitizeText, scaleDecimal, type IndexEvent, type EventPosition } from './scanner.js';
+import { capKeyText, sanitizeText, scaleDecimal } from './scanner.js';
+import type { IndexEvent, EventPosition } from '../index-events.js';
 
 /** The System Program address: the `from` of the transfer a registration implies. */
 const SYSTEM_ADDRESS = '11111111111111111111111111111111';

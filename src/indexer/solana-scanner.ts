@@ -67,10 +67,10 @@ import {
   defaultIndexLogger,
   sanitizeText,
   type ChainScanner,
-  type IndexEvent,
   type ScanBatch,
   type ScannerLogger,
 } from './scanner.js';
+import type { IndexEvent } from '../index-events.js';
 import {
   decodeEvent,
   extractProgramData,

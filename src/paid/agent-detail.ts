@@ -31,6 +31,8 @@ import {
   type RatingCursor,
 } from '../read/agent.js';
 import { readAgentDetailInputs } from '../read/subject-aggregates.js';
+import { readEvidenceCounts, readRatingEvidence, ratingKey, type RatingEvidence } from '../read/documents.js';
+import { servedEvidence } from './evidence.js';
 import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
 import {
   intQuery,
@@ -40,10 +42,8 @@ import {
   singleQuery,
   unknownNetworkResult,
 } from './common.js';
-import { resolveNetwork } from './params.js';
+import { AGENT_RATINGS_LIMIT, resolveNetwork } from '../request-params.js';
 
-/** `limit` (alias `max_ratings`) of the agent detail: ratings per page; 0 = the largest page. */
-export const AGENT_RATINGS_LIMIT = { min: 0, max: 1000, default: 200 } as const;
 export const AGENT_RATINGS_MAX_LIMIT = AGENT_RATINGS_LIMIT.max;
 
 interface AgentDetailInput {
@@ -54,8 +54,13 @@ interface AgentDetailInput {
   after: RatingCursor | null;
 }
 
-/** One rating as served. */
-function servedRating(r: AgentRatingRow, owner: string | null) {
+/** One rating as served, with its document, author class, responses and payment proof. */
+function servedRating(
+  r: AgentRatingRow,
+  owner: string | null,
+  evidence: RatingEvidence | undefined,
+  relayers: readonly string[],
+) {
   return {
     tx_hash: r.tx_hash,
     block_number: r.block_number,
@@ -81,6 +86,7 @@ function servedRating(r: AgentRatingRow, owner: string | null) {
     feedback_uri: r.feedback_uri,
     feedback_hash: r.feedback_hash,
     endpoint: r.endpoint,
+    ...servedEvidence(r.rater, evidence, relayers),
   };
 }
 
@@ -155,8 +161,9 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
 
   async run(ctx: PaidContext, input: AgentDetailInput): Promise<PaidResult> {
     const { network, agentId } = input;
-    // Two statements: the identity, aggregates and index-wide inputs in one, the page in the other.
-    const [aggs, page] = await Promise.all([
+    // At once: the identity, aggregates and index-wide inputs; the page; the evidence counts. Then
+    // one statement over the page's keys for its documents and responses.
+    const [aggs, page, evidenceCounts] = await Promise.all([
       readAgentDetailInputs(ctx.db, network, agentId),
       // One row past the page says whether another page follows.
       readAgentRatingsPage(ctx.db, network, agentId, {
@@ -164,6 +171,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         offset: input.offset,
         after: input.after,
       }),
+      readEvidenceCounts(ctx.db, [{ network, agentId }]),
     ]);
     const { agent, backfilled, chainPriors, facetIndexMeans } = aggs;
     const meta = { prior: aggs.prior };
@@ -184,6 +192,9 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     const lastRow = page[page.length - 1];
     const full = more;
     const end = input.offset + returned;
+    // The page's documents, payment proofs and responses: one statement over the page's keys.
+    const evidence = await readRatingEvidence(ctx.db, page);
+    const relayers = ctx.config.knownRelayers ?? [];
     return {
       status: 200,
       body: {
@@ -220,6 +231,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         activity: s.activity,
         caveats: s.caveats,
         policy_version: s.policy_version,
+        evidence: { ...evidenceCounts, moves_score: false },
         pagination: {
           total,
           returned,
@@ -230,7 +242,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
           next_cursor: full && lastRow !== undefined ? formatCursor(lastRow) : null,
           truncated: returned < total,
         },
-        ratings: page.map((r) => servedRating(r, owner)),
+        ratings: page.map((r) => servedRating(r, owner, evidence.get(ratingKey(r)), relayers)),
       },
     };
   },

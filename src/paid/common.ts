@@ -4,7 +4,7 @@
  * them in a Hono response; the handlers return plain values to the paywall).
  */
 import type { PaidContext, RawPaidRequest, Validated } from './handler.js';
-import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from './params.js';
+import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from '../request-params.js';
 import { parseWallet, type ParsedWallet } from '../identifiers.js';
 
 export type Invalid = Extract<Validated<never>, { ok: false }>;

@@ -21,6 +21,11 @@ export interface RawPaidRequest {
   params: Record<string, string>;
   /** Query parameters as received; repeated keys keep every value. */
   query: Record<string, string[]>;
+  /**
+   * The pricing tier the paywall picked for this request (`matchTier`): a route with conditional
+   * tiers answers with the handler of that tier (src/paid/index.ts `routeHandler`).
+   */
+  tier?: string;
 }
 
 export type Validated<I> = { ok: true; input: I } | { ok: false; status: 404 | 422; body: unknown };

@@ -1,262 +1,69 @@
 /**
- * METERED_ROUTES: every metered route, declared once. Each entry holds the route's path (OpenAPI
- * template), its tiers (id, price, the query that selects a conditional tier, the cost reason, the
- * neutral subject the MCP door probes its 402 with), its free preview, its handler and its OpenAPI
- * operation. Derived from it, nowhere else written:
- *  - the metered rows of the pricing table (src/payments/pricing.ts: `/pricing`, the paywall's
- *    matcher `matchTier` and every 402's price), path patterns included;
- *  - the HTTP mounts and their OpenAPI entries (src/doors/http/routes/reputation.ts);
- *  - the MCP `rep_pricing` probe paths (src/doors/mcp/tools.ts);
- *  - `paidHandlers`, the handler of each tier (tests, bench).
- * The paywall runs the route's handler: challenge → decode → verify → `validate` → claim + settle →
- * `run` → receipt.
+ * The handlers of the metered routes, by tier id. The routes themselves (paths, tiers, prices,
+ * OpenAPI operations) are declared once, without handlers, in src/payments/metered-routes.ts; this
+ * module only maps each tier to the handler that answers it, and fails at load time when a tier
+ * has no handler or a handler answers a tier that is not declared.
+ *
+ * The tier of a request is picked by `matchTier` (src/payments/pricing.ts) in the paywall, which
+ * hands its id to the route's handler (`RawPaidRequest.tier`): `routeHandler` dispatches on it, so
+ * `?snapshot=true` reaches the snapshot handler by the very rule that priced it. The paywall runs
+ * the handler: challenge → decode → verify → `validate` → claim + settle → `run` → receipt.
  */
-import type { FreePreview } from '../payments/pricing.js';
+import { METERED_ROUTES, type MeteredRoute } from '../payments/metered-routes.js';
 import type { PaidHandler } from './handler.js';
-import { AGENT_RATINGS_LIMIT, agentDetailHandler } from './agent-detail.js';
-import { LEADERBOARD_PAGE_LIMIT, leaderboardPageHandler } from './leaderboard-page.js';
+import { agentDetailHandler } from './agent-detail.js';
+import { leaderboardPageHandler } from './leaderboard-page.js';
 import { raterProfileHandler } from './rater-profile.js';
 import { walletHistoryHandler } from './wallet-history.js';
-import { walletLookupHandler, walletProfileRouteHandler, walletSnapshotHandler } from './wallet-profile.js';
-
-interface MeteredTier {
-  /** Stable tier id; travels in every 402 as `pricing.tier`. */
-  id: string;
-  /** USD as a decimal string, never a float. */
-  price_usd: string;
-  /** Query parameters that select this tier over the route's unconditional one. */
-  when_query?: Readonly<Record<string, string>>;
-  /** The cost reason behind the price, in one sentence. */
-  why: string;
-  /** The handler answering this tier. */
-  handler: PaidHandler<unknown>;
-  /** A neutral request of this tier (path and query) whose 402 the MCP door probes; the 402 comes before validation. */
-  probe: string;
-}
-
-interface OpenApiParameter {
-  name: string;
-  in: 'path' | 'query';
-  required: boolean;
-  description?: string;
-  schema: Record<string, unknown>;
-}
-
-interface MeteredRoute {
-  /** OpenAPI-style path (also served under /v1), e.g. `/reputation/wallet/{wallet}`. */
-  path: string;
-  /** The route's handler (a conditional route's handler dispatches to the handler of its tier). */
-  handler: PaidHandler<unknown>;
-  /** One tier, or an unconditional tier and its conditional siblings (first: the default). */
-  tiers: readonly MeteredTier[];
-  /** The free route answering the same question about the same subject (null: none, on purpose). */
-  free_preview: FreePreview | null;
-  /** The OpenAPI operation (the responses are the door's, the same for every metered route). */
-  openapi: { operationId: string; summary: string; parameters: readonly OpenApiParameter[]; answer: string };
-}
-
-/** Anchored regular expression of an OpenAPI path template: `{param}` is one path segment. */
-export function pathPattern(template: string): string {
-  const parts = template.split(/(\{[^}]+\})/);
-  return `^${parts.map((p) => (/^\{[^}]+\}$/.test(p) ? '[^/]+' : p.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('')}$`;
-}
-
-const PROBE_WALLET = '0x0000000000000000000000000000000000000000';
-
-const walletParam: OpenApiParameter = {
-  name: 'wallet',
-  in: 'path',
-  required: true,
-  description: 'EVM address (0x + 40 hex, any case) or Solana base58 key (verbatim).',
-  schema: { type: 'string' },
-};
-const queryParam = (
-  name: string,
-  description: string,
-  schema: Record<string, unknown>,
-): OpenApiParameter => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
-
-const WALLET_PREVIEW: FreePreview = {
-  endpoint: '/wallets/{wallet}/chains',
-  gives:
-    'the per-chain number for free: agent ids, final_score, total_reviews and distinct_raters per chain, and the global score',
-};
+import { walletLookupHandler, walletSnapshotHandler } from './wallet-profile.js';
 
 const h = <I>(handler: PaidHandler<I>) => handler as PaidHandler<unknown>;
 
-export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
-  {
-    path: '/reputation/wallet/{wallet}',
-    handler: h(walletProfileRouteHandler),
-    tiers: [
-      {
-        id: 'wallet-lookup',
-        price_usd: '0.01',
-        why: 'Decomposes one named wallet on request (per-chain scores, facets, self-rating gap, concentration, first and last rating): a query only you asked for.',
-        handler: h(walletLookupHandler),
-        probe: `/reputation/wallet/${PROBE_WALLET}`,
-      },
-      {
-        id: 'wallet-snapshot',
-        price_usd: '0.05',
-        when_query: { snapshot: 'true' },
-        why: 'The same decomposition plus a durable receipt row (inputs_digest, policy_version) kept for you to cite: the only route that writes.',
-        handler: h(walletSnapshotHandler),
-        probe: `/reputation/wallet/${PROBE_WALLET}?snapshot=true`,
-      },
-    ],
-    free_preview: WALLET_PREVIEW,
-    openapi: {
-      operationId: 'getWalletReputation',
-      summary: 'Wallet profile: the composition of its score ($0.01; $0.05 with snapshot=true)',
-      parameters: [
-        walletParam,
-        queryParam(
-          'snapshot',
-          '`true` writes a durable receipt row with inputs_digest and policy_version ($0.05).',
-          {
-            type: 'string',
-            enum: ['true', 'false'],
-          },
-        ),
-      ],
-      answer: 'Wallet profile',
-    },
-  },
-  {
-    path: '/reputation/wallet/{wallet}/history',
-    handler: h(walletHistoryHandler),
-    tiers: [
-      {
-        id: 'wallet-history',
-        price_usd: '0.03',
-        why: "Rebuilds one wallet's score bucket by bucket over on-chain time: a cumulative computation per point, for one subject.",
-        handler: h(walletHistoryHandler),
-        probe: `/reputation/wallet/${PROBE_WALLET}/history`,
-      },
-    ],
-    free_preview: WALLET_PREVIEW,
-    openapi: {
-      operationId: 'getWalletHistory',
-      summary: 'Score history by on-chain time, weekly or monthly, with coverage ($0.03)',
-      parameters: [
-        walletParam,
-        queryParam('bucket', 'Granularity.', { type: 'string', enum: ['week', 'month'], default: 'week' }),
-      ],
-      answer: 'History',
-    },
-  },
-  {
-    path: '/reputation/agent/{network}/{agent_id}',
-    handler: h(agentDetailHandler),
-    tiers: [
-      {
-        id: 'agent-detail',
-        price_usd: '0.02',
-        why: 'Returns every rating one agent received, each with its transaction and revocation: the heaviest read of one subject.',
-        handler: h(agentDetailHandler),
-        probe: '/reputation/agent/base/1',
-      },
-    ],
-    free_preview: {
-      endpoint: '/search/{agent_id}',
-      gives:
-        'where that id exists, one row per chain with its owner, final_score, total_reviews and distinct_raters',
-    },
-    openapi: {
-      operationId: 'getAgentReputation',
-      summary:
-        'One agent and every rating it received, each with its transaction, revoked ones marked ($0.02)',
-      parameters: [
-        { name: 'network', in: 'path', required: true, schema: { type: 'string' } },
-        {
-          name: 'agent_id',
-          in: 'path',
-          required: true,
-          description: 'A decimal counter on EVM chains, a base58 key on solana; always a string.',
-          schema: { type: 'string' },
-        },
-        queryParam(
-          'limit',
-          `Ratings returned (0 = the largest page, ${AGENT_RATINGS_LIMIT.max}); truncation is always declared in \`pagination\`.`,
-          {
-            type: 'integer',
-            minimum: AGENT_RATINGS_LIMIT.min,
-            maximum: AGENT_RATINGS_LIMIT.max,
-            default: AGENT_RATINGS_LIMIT.default,
-          },
-        ),
-        queryParam('offset', 'First rating returned.', { type: 'integer', minimum: 0, default: 0 }),
-        queryParam(
-          'after',
-          'Keyset cursor: `pagination.next_cursor` of the previous page (instead of offset).',
-          {
-            type: 'string',
-          },
-        ),
-      ],
-      answer: 'Agent detail',
-    },
-  },
-  {
-    path: '/reputation/rater/{wallet}',
-    handler: h(raterProfileHandler),
-    tiers: [
-      {
-        id: 'rater-profile',
-        price_usd: '0.01',
-        why: 'Decomposes what one wallet emitted as a rater (subjects, dispersion, revocations, roles): no aggregate serves it.',
-        handler: h(raterProfileHandler),
-        probe: `/reputation/rater/${PROBE_WALLET}`,
-      },
-    ],
-    // No free preview on purpose: the free routes describe subjects, never a rater's output.
-    free_preview: null,
-    openapi: {
-      operationId: 'getRaterProfile',
-      summary: 'The wallet as a rater: what it emitted, to whom, how dispersed; never a score ($0.01)',
-      parameters: [walletParam],
-      answer: 'Rater profile',
-    },
-  },
-  {
-    path: '/leaderboard/page',
-    handler: h(leaderboardPageHandler),
-    tiers: [
-      {
-        id: 'leaderboard-deep',
-        price_usd: '0.01',
-        why: 'Pages past the free first page, widens it (limit up to 500) or filters it by declared type: a query shaped by you.',
-        handler: h(leaderboardPageHandler),
-        probe: '/leaderboard/page',
-      },
-    ],
-    free_preview: { endpoint: '/leaderboard', gives: 'the first 100 rows of the same ranking, free' },
-    openapi: {
-      operationId: 'getLeaderboardPage',
-      summary: 'Leaderboard past the first 100 rows, wider pages or a declared-type filter ($0.01 per call)',
-      parameters: [
-        queryParam('offset', 'Rows to skip.', { type: 'integer', minimum: 0, default: 0 }),
-        queryParam('limit', 'Rows per page.', {
-          type: 'integer',
-          minimum: LEADERBOARD_PAGE_LIMIT.min,
-          maximum: LEADERBOARD_PAGE_LIMIT.max,
-          default: LEADERBOARD_PAGE_LIMIT.default,
-        }),
-        queryParam('type', 'Declared type filter (self-declared, never verified).', { type: 'string' }),
-      ],
-      answer: 'Leaderboard page',
-    },
-  },
-]);
-
 /** The handler of each metered tier, by tier id. */
 export const paidHandlers: Readonly<Record<string, PaidHandler<unknown>>> = Object.freeze(
-  Object.fromEntries(METERED_ROUTES.flatMap((r) => r.tiers.map((t) => [t.id, t.handler]))),
+  Object.fromEntries(
+    [
+      h(walletLookupHandler),
+      h(walletSnapshotHandler),
+      h(walletHistoryHandler),
+      h(agentDetailHandler),
+      h(raterProfileHandler),
+      h(leaderboardPageHandler),
+    ].map((handler) => [handler.tier, handler]),
+  ),
 );
+
+{
+  const declared = METERED_ROUTES.flatMap((r) => r.tiers.map((t) => t.id));
+  const missing = declared.filter((id) => !paidHandlers[id]);
+  const undeclared = Object.keys(paidHandlers).filter((id) => !declared.includes(id));
+  if (missing.length || undeclared.length)
+    throw new Error(
+      `metered tiers without a handler: [${missing}]; handlers without a tier: [${undeclared}]`,
+    );
+}
+
+/**
+ * The handler mounted on a metered route: the handler of its one tier, or, for a route with
+ * conditional tiers, a dispatcher to the handler of the tier the paywall picked for the request
+ * (`req.tier`; absent, as in a direct call, the route's first, unconditional tier).
+ */
+export function routeHandler(route: MeteredRoute): PaidHandler<unknown> {
+  const [first, ...others] = route.tiers;
+  if (!first) throw new Error(`metered route ${route.path} has no tier`);
+  const own = new Set(route.tiers.map((t) => t.id));
+  const byTier = (id: string | undefined) => paidHandlers[id !== undefined && own.has(id) ? id : first.id]!;
+  if (others.length === 0) return byTier(first.id);
+  const dispatcher: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
+    tier: first.id,
+    async validate(ctx, req) {
+      const handler = byTier(req.tier);
+      const v = await handler.validate(ctx, req);
+      return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
+    },
+    run(ctx, { handler, input }, payment) {
+      return handler.run(ctx, input, payment);
+    },
+  };
+  return h(dispatcher);
+}

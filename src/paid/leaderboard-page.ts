@@ -6,12 +6,11 @@
  * published (`total: null`); `next_offset` is null once a page comes back short.
  */
 import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
-import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../read/leaderboard.js';
+import { readLeaderboard } from '../read/leaderboard.js';
+import { LEADERBOARD_PAGE_LIMIT } from '../request-params.js';
 import { ORDERING_POLICY, POLICY_VERSION } from '../scoring/index.js';
 import { intQuery, invalidParam, rejectUnknownQuery, singleQuery } from './common.js';
 
-/** `limit` of the paid leaderboard page: rows per page (the free page's size by default). */
-export const LEADERBOARD_PAGE_LIMIT = { min: 1, max: 500, default: LEADERBOARD_FREE_ROWS } as const;
 const LEADERBOARD_TYPE_MAX_LENGTH = 200;
 
 interface LeaderboardPageInput {

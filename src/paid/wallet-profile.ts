@@ -5,8 +5,8 @@
  * as `snapshot: {snapshot_id, inputs_digest, policy_version, created_at, computed_at}`.
  *
  * The tier decides the write, never the query alone: the lookup handler answers `snapshot=true`
- * with 422 (the paywall must route it to the dearer tier, as `matchTier` does), and the snapshot
- * handler requires `snapshot=true`. Any other `snapshot` value is 422.
+ * with 422 (the paywall routes it to the dearer tier: `matchTier` picks the tier, src/paid/index.ts
+ * `routeHandler` the tier's handler), and the snapshot handler requires `snapshot=true`. Any other `snapshot` value is 422.
  *
  * A wallet with no data is a 200 with null scores and the `no-score` caveat, never a 404.
  */
@@ -103,8 +103,13 @@ async function run(
   input: WalletProfileInput,
   payment: { receipt: string | null },
 ): Promise<PaidResult> {
+  // One statement: the score's inputs and, beside them, the evidence counts (documents that match
+  // their commitment, verified payments), which move no score and are not part of inputs_digest.
   const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
-  const body = walletProfileBody(inputs);
+  const body: Record<string, unknown> = {
+    ...walletProfileBody(inputs),
+    evidence: { ...inputs.evidence, moves_score: false },
+  };
   if (!input.snapshot) return { status: 200, body };
   const policyVersion = String(body.policy_version);
   const digest = snapshotDigest(inputs, policyVersion);
@@ -163,23 +168,4 @@ export const walletSnapshotHandler: PaidHandler<WalletProfileInput> = {
   tier: 'wallet-snapshot',
   validate: makeValidate('wallet-snapshot'),
   run,
-};
-
-/**
- * The route's handler: one route priced by its query. The paywall charges the wallet-snapshot tier
- * when the first `snapshot` value is exactly `true` (`when_query` in src/paid/index.ts), and this
- * handler answers with the handler of that same tier, so price and answer never disagree.
- */
-export const walletProfileRouteHandler: PaidHandler<{ handler: PaidHandler<unknown>; input: unknown }> = {
-  tier: 'wallet-lookup',
-  async validate(ctx, req) {
-    const handler = (
-      req.query.snapshot?.[0] === 'true' ? walletSnapshotHandler : walletLookupHandler
-    ) as PaidHandler<unknown>;
-    const v = await handler.validate(ctx, req);
-    return v.ok ? { ok: true, input: { handler, input: v.input } } : v;
-  },
-  run(ctx, { handler, input }, payment) {
-    return handler.run(ctx, input, payment);
-  },
 };

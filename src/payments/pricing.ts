@@ -9,7 +9,9 @@
  * subject.
  * Change a price or move the free/paid line, bump `PRICING_VERSION`.
  */
-import { METERED_ROUTES, pathPattern } from '../paid/index.js';
+import { METERED_ROUTES, pathPattern, type FreePreview } from './metered-routes.js';
+
+export type { FreePreview };
 
 /** Version of the whole table; rides in every 402 (`pricing.version`) and in `X-Pricing-Version`. */
 export const PRICING_VERSION = 'cost-tiered@5';
@@ -62,12 +64,6 @@ export const PAYMENT_NETWORKS: readonly PaymentNetwork[] = Object.freeze([
 
 /** `GET` also answers `HEAD`; `ANY` is every method (the documented refusals). */
 type TierMethod = 'GET' | 'POST' | 'ANY';
-
-export interface FreePreview {
-  /** The free route answering the same question about the same subject (template form). */
-  endpoint: string;
-  gives: string;
-}
 
 export interface PriceTier {
   /** Stable id; travels in every 402 as `pricing.tier`. */
@@ -125,7 +121,7 @@ function tier(t: TierInput): PriceTier {
 }
 
 /**
- * The metered tiers, derived from METERED_ROUTES (src/paid/index.ts), where each metered route is
+ * The metered tiers, derived from METERED_ROUTES (src/payments/metered-routes.ts), where each metered route is
  * declared once: its path pattern, prices, conditional tiers and free preview.
  */
 const METERED_TIERS: readonly PriceTier[] = METERED_ROUTES.flatMap((r) =>

@@ -32,10 +32,13 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { offeredNetworks } from './challenge.js';
 import { chainIdOf } from './exact-checks.js';
+import { replayJournal, type SettlementJournal } from './journal.js';
+import { recordPayment } from '../metrics.js';
 import {
   dropExpiredAnswers,
   recordSettlement,
   releaseUnknownClaim,
+  reopenStaleClaims,
   settleUnknownClaim,
   unknownClaims,
   type ClaimKey,
@@ -52,6 +55,10 @@ const authorizationUsed = parseAbiItem(
 const LOG_LOOKBACK_BLOCKS = 50_000n;
 
 interface ReconcileReport {
+  /** Settlements replayed from the journal into the database (their DB write had been lost). */
+  journaled: number;
+  /** Claims found stuck in `settling` past the settle timeout (examined with the unknown ones). */
+  stale: number;
   examined: number;
   settled: number;
   released: number;
@@ -67,7 +74,7 @@ interface AuthorizationState {
   tx: string | null;
 }
 
-type AuthorizationReader = (q: {
+export type AuthorizationReader = (q: {
   network: string;
   asset: string;
   payer: string;
@@ -75,7 +82,7 @@ type AuthorizationReader = (q: {
 }) => Promise<AuthorizationState>;
 
 /** Reads `authorizationState` (and the `AuthorizationUsed` log) through the configured RPC of each network. */
-function chainAuthorizationReader(config: Config): AuthorizationReader {
+export function chainAuthorizationReader(config: Config): AuthorizationReader {
   const clients = new Map<number, PublicClient>();
   return async ({ network, asset, payer, nonce }) => {
     const chainId = chainIdOf(network);
@@ -120,13 +127,41 @@ interface ReconcileOptions {
   now?: () => Date;
   /** Defaults to {@link chainAuthorizationReader}. */
   readAuthorization?: AuthorizationReader;
+  /** The settlement journal to replay first (settlements whose database write was lost). */
+  journal?: SettlementJournal | null;
 }
 
 export async function reconcilePayments(opts: ReconcileOptions): Promise<ReconcileReport> {
   const now = (opts.now ?? (() => new Date()))();
   const read = opts.readAuthorization ?? chainAuthorizationReader(opts.config);
   const assets = new Map(offeredNetworks(opts.config).map((n) => [n.caip2, n.asset]));
-  const report: ReconcileReport = { examined: 0, settled: 0, released: 0, pending: 0, errors: [] };
+  const report: ReconcileReport = {
+    journaled: 0,
+    stale: 0,
+    examined: 0,
+    settled: 0,
+    released: 0,
+    pending: 0,
+    errors: [],
+  };
+  // 1. Settlements this process journaled but never recorded: the journal is the proof.
+  if (opts.journal) {
+    report.journaled = await replayJournal(opts.db, opts.journal, now, opts.config.receiptReuseSeconds);
+    for (let i = 0; i < report.journaled; i++) recordPayment('reconciled');
+    // Then keep it small: only settlements the database does not hold yet stay in it.
+    const compacted = await opts.journal.compact().catch((err: unknown) => {
+      logger('reconcile').warn(
+        { err: (err as Error).message, journal: opts.journal?.path },
+        'journal compaction failed',
+      );
+      return null;
+    });
+    if (compacted) {
+      logger('reconcile').info({ journal: opts.journal.path, ...compacted }, 'settlement journal compacted');
+    }
+  }
+  // 2. Claims stuck in `settling` past the settle timeout have an unknown outcome: decide them too.
+  report.stale = await reopenStaleClaims(opts.db, opts.config.paymentSettleTimeoutSeconds);
   const claims = await unknownClaims(opts.db);
   for (const c of claims) {
     report.examined += 1;
@@ -153,16 +188,37 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
           expires: new Date(now.getTime() + opts.config.receiptReuseSeconds * 1000),
           runStartedAt: null,
         });
+      } else if (!tx) {
+        // Spent, but the provider did not show the transaction (a refused or too short log
+        // range): marking it settled would leave a paid buyer with no receipt to be served from.
+        // It stays `settling-unknown` (the buyer's retry answers payment_in_flight) and is tried
+        // again by the next reconciliation; this run reports it as undecided.
+        report.errors.push(
+          `${c.network} ${c.payer} ${c.nonce}: spent on chain, but its settlement transaction was not found; kept for the next run`,
+        );
+        logger('reconcile').warn(
+          { outcome: 'spent_tx_unknown', network: c.network },
+          'unknown settlement spent on chain but its transaction was not found: kept, retried next run',
+        );
+        continue;
       } else {
         await settleUnknownClaim(opts.db, key, tx);
       }
+      recordPayment('reconciled');
+      logger('reconcile').info(
+        { outcome: 'reconciled', tx, network: c.network },
+        'unknown settlement found spent on chain: recorded',
+      );
       report.settled += 1;
       continue;
     }
     const expired =
       c.valid_before !== null && BigInt(c.valid_before) <= BigInt(Math.floor(now.getTime() / 1000));
     if (expired) {
-      if (await releaseUnknownClaim(opts.db, key)) report.released += 1;
+      if (await releaseUnknownClaim(opts.db, key)) {
+        recordPayment('released');
+        report.released += 1;
+      }
     } else {
       report.pending += 1;
     }
@@ -188,9 +244,9 @@ export function startReconcileScheduler(
     if (running) return;
     running = reconcilePayments(opts)
       .then((r) => {
-        if (r.settled || r.released || r.errors.length) {
+        if (r.journaled || r.settled || r.released || r.errors.length) {
           log(
-            `[payments] reconciled ${r.examined} unknown settlement(s): ${r.settled} settled, ${r.released} released, ${r.pending} pending${r.errors.length ? `; ${r.errors.length} undecided (${r.errors[0]})` : ''}`,
+            `[payments] ${r.journaled} journaled settlement(s) recorded; reconciled ${r.examined} unknown settlement(s) (${r.stale} stuck in settling): ${r.settled} settled, ${r.released} released, ${r.pending} pending${r.errors.length ? `; ${r.errors.length} undecided (${r.errors[0]})` : ''}`,
           );
         }
       })

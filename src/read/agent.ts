@@ -50,6 +50,7 @@ export async function agentIsIndexed(db: Queryable, network: string, agentId: st
     `SELECT (EXISTS (SELECT 1 FROM agents WHERE network = $1 AND agent_id = $2)
           OR EXISTS (SELECT 1 FROM ratings WHERE network = $1 AND agent_id = $2)) AS found`,
     [network, agentId],
+    { prepare: true },
   );
   return row?.found === true;
 }

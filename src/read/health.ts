@@ -16,12 +16,22 @@ export interface ChainScanRow {
   gaps: number;
   /** Transactions whose events are known to be incomplete (logs truncated by the node). */
   incomplete_transactions: number;
+  /** The lowest block scanned (a start block moved below it is scanned on the next pass). */
+  scanned_from_block?: number | null;
+  /** The last completeness census: ok, mismatch, unchecked (null: never ran). */
+  census_state?: string | null;
+  census_detail?: string | null;
+  census_block?: number | null;
+  census_at?: Date | null;
+  /** Configuration warnings of the last pass (NULL: none). */
+  config_warning?: string | null;
 }
 
 export async function chainScanRows(db: Queryable, networks: readonly string[]): Promise<ChainScanRow[]> {
   const rows = await db.query<ChainScanRow & Record<string, unknown>>(
     `SELECT network, kind, chain_id, enabled, last_scanned_block, head_at_last_sync, backfill_complete,
-            last_success_at, last_error, last_error_at,
+            last_success_at, last_error, last_error_at, scanned_from_block,
+            census_state, census_detail, census_block, census_at, config_warning,
             (SELECT count(*) FROM scan_gaps g WHERE g.network = c.network)::int AS gaps,
             (SELECT count(*) FROM incomplete_transactions i WHERE i.network = c.network)::int AS incomplete_transactions
        FROM chains c`,
@@ -29,6 +39,7 @@ export async function chainScanRows(db: Queryable, networks: readonly string[]):
   for (const r of rows) {
     r.gaps = Number(r.gaps);
     r.incomplete_transactions = Number(r.incomplete_transactions);
+    for (const k of ['scanned_from_block', 'census_block'] as const) if (r[k] != null) r[k] = Number(r[k]);
   }
   const byNet = new Map(rows.map((r) => [r.network, r]));
   // Configuration order, so the answer is stable.
@@ -58,8 +69,9 @@ type OverallState = 'ok' | 'degraded' | 'starting';
  * The honest overall state of the index, from the enabled chains' scan rows:
  *  - `starting`: no enabled chain has synced yet and none has failed (the first pass is pending
  *    or running);
- *  - `degraded`: some enabled chain has never synced, failed its last attempt, or is stale
- *    (no success for more than twice the indexer period, plus an hour); or no chain is enabled;
+ *  - `degraded`: some enabled chain has never synced, failed its last attempt, is stale (no
+ *    success for more than twice the indexer period, plus an hour), or its last completeness
+ *    census disagreed with the chain; or no chain is enabled;
  *  - `ok`: every enabled chain synced, none failing or stale.
  * With the indexer off (period 0) staleness is not judged: the index is as fresh as it was built.
  */
@@ -98,7 +110,10 @@ export function overallState(
   }
   const problems: string[] = [];
   const never = enabled.filter((r) => r.last_success_at === null && !failing.includes(r));
+  const mismatched = enabled.filter((r) => r.census_state === 'mismatch');
   if (failing.length) problems.push(`failing: ${names(failing)}`);
+  if (mismatched.length)
+    problems.push(`census mismatch (the index disagrees with the chain): ${names(mismatched)}`);
   if (never.length) problems.push(`not synced yet: ${names(never)}`);
   if (stale.length)
     problems.push(`stale (no success for over ${Math.round(staleAfterMs / 3_600_000)} h): ${names(stale)}`);
@@ -127,4 +142,30 @@ export async function readiness(
   const missing = expectedMigrations.filter((m) => !applied.has(m));
   if (missing.length) return { ready: false, reason: `migrations not applied: ${missing.join(', ')}` };
   return { ready: true };
+}
+
+export interface CensusView {
+  state: 'ok' | 'mismatch' | 'unchecked';
+  checked_at: string | null;
+  block: number | null;
+  detail: Record<string, unknown> | null;
+}
+
+/** A chain's census as /health shows it (never ran: unchecked, nulls). */
+export function censusView(r: ChainScanRow): CensusView {
+  let detail: Record<string, unknown> | null = null;
+  if (r.census_detail) {
+    try {
+      detail = JSON.parse(r.census_detail) as Record<string, unknown>;
+    } catch {
+      detail = { error: 'unreadable census record' };
+    }
+  }
+  const state = r.census_state === 'ok' || r.census_state === 'mismatch' ? r.census_state : 'unchecked';
+  return {
+    state,
+    checked_at: r.census_at ? new Date(r.census_at).toISOString() : null,
+    block: r.census_block ?? null,
+    detail,
+  };
 }

@@ -17,10 +17,8 @@ import {
   shrunkScore,
   SHRINKAGE_K,
 } from '../scoring/index.js';
-import { readRefreshMeta } from './aggregates.js';
-
-/** Rows of the free first page (`GET /leaderboard`). */
-export const LEADERBOARD_FREE_ROWS = 100;
+import { readRefreshMeta } from './refresh-meta.js';
+import { LEADERBOARD_FREE_ROWS } from '../request-params.js';
 
 /** Window margin around the SQL bounds: far above the ≤1e-6 gap between SQL and served values. */
 const MARGIN = 1e-4;

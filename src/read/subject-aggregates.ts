@@ -7,6 +7,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { AgentRow } from './agent.js';
+import type { EvidenceCounts } from './documents.js';
 import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
@@ -34,10 +35,18 @@ export interface SubjectAggregateInputs {
   facetIndexMeans: Map<string, number | null>;
   degraded: boolean;
   checkpoints: Checkpoint[];
+  /** Evidence beside the score over the subject's agents (kept per agent, migration 0110). */
+  evidence: EvidenceCounts;
 }
 
-const RATER_COLS = `ar.network, ar.agent_id, ar.rater, ar.live_count, ar.live_sum::text AS live_sum,
+const RATER_COLS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
   ar.live_sumsq::text AS live_sumsq, ar.live_undated, ar.revoked_count, ar.ood_count`;
+/**
+ * The (agent, rater) rows of a subject's or an agent's answer (the `rr` of SUBJECT_SQL and
+ * AGENT_SQL), in the order RATER_LIST joins them and parseRaterList reads them.
+ */
+const RR_COLUMNS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
+           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects`;
 const TAG_COLS = `t.network, t.agent_id, t.rater, t.tag1, t.live_count, t.live_sum::text AS live_sum,
   t.revoked_count, t.ood_count`;
 
@@ -119,17 +128,6 @@ function tagRow(r: Record<string, unknown>): AgentRaterTagAggregate {
   };
 }
 
-/** s of each rater with an eligible rating in these rows (joined from live_rater). */
-function weightsOf(rows: readonly Record<string, unknown>[], owner: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const r of rows) {
-    if (Number(r.live_count) > 0 && r.rater !== owner && r.subjects !== null && r.subjects !== undefined) {
-      out.set(String(r.rater), Number(r.subjects));
-    }
-  }
-  return out;
-}
-
 const ELIGIBLE_PROBE = `r.block_time IS NOT NULL AND NOT r.revoked AND r.value >= 0 AND r.value <= 100
   AND r.rater <> coalesce(a.owner, '')`;
 
@@ -142,15 +140,13 @@ const ELIGIBLE_PROBE = `r.block_time IS NOT NULL AND NOT r.revoked AND r.value >
 const SUBJECT_SQL = (withDays: boolean) => `
   WITH own AS MATERIALIZED (SELECT network, agent_id, owner FROM agents WHERE owner = $1),
   rr AS MATERIALIZED (
-    SELECT ar.network, ar.agent_id, ar.rater, ar.live_count, ar.live_sum::text AS live_sum,
-           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects
+    SELECT ${RR_COLUMNS}
       FROM own a
       JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
       LEFT JOIN live_rater lr ON lr.rater = ar.rater),
   span AS (${SPAN_SQL('own a')})
   SELECT
-    (SELECT json_agg(json_build_array(network, agent_id, rater, live_count, live_sum, live_undated,
-                                      revoked_count, ood_count, subjects)) FROM rr) AS raters,
+    ${RATER_LIST} AS raters,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (SELECT * FROM (${FACET_ONE_AGENT('own a', '$1::text')}) one WHERE (SELECT count(*) FROM own) = 1
@@ -162,6 +158,8 @@ const SUBJECT_SQL = (withDays: boolean) => `
     ${GLOBAL_COLUMNS},
     (SELECT json_agg(json_build_array(c.network, c.last_scanned_block) ORDER BY c.network)
        FROM chains c WHERE c.network IN (SELECT network FROM own)) AS checkpoints,
+    (SELECT json_build_array(coalesce(sum(e.fetched), 0), coalesce(sum(e.matching), 0), coalesce(sum(e.verified), 0))
+       FROM own a JOIN agent_evidence e ON e.network = a.network AND e.agent_id = a.agent_id) AS evidence,
     (SELECT count(*)::int FROM chains c
       WHERE c.network IN (SELECT network FROM rr) AND NOT c.backfill_complete) AS incomplete
     ${
@@ -175,6 +173,19 @@ const SUBJECT_SQL = (withDays: boolean) => `
         : ''
     }
     FROM span`;
+
+/**
+ * The (agent, rater) rows of \`rr\` as ONE text value: rows joined by ';', fields by ',' (network,
+ * agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects ('' when
+ * NULL)). Building this costs a third of json_agg(json_build_array(…)) per row, and the answer of a
+ * subject with thousands of raters is mostly this list. Safe as text: networks are configuration
+ * keys, agent ids decimal integers or base58 keys, raters hex or base58 addresses, the rest numbers;
+ * none holds ',' or ';' (\`parseRaterList\` checks the field count anyway). Sums travel with their
+ * trailing zeros trimmed (\`trim_scale\`: the same value, fewer digits), which lets most per-rater
+ * means skip bigint arithmetic (\`meanOfSum\`'s exact fast path).
+ */
+const RATER_LIST = `(SELECT string_agg(concat_ws(',', network, agent_id, rater, live_count, live_sum, live_undated,
+                                    revoked_count, ood_count, coalesce(subjects::text, '')), ';') FROM rr)`;
 
 /** The index-wide inputs of every scored answer (refresh meta prior, chain priors, facet means). */
 const GLOBAL_COLUMNS = `(SELECT value FROM agg_meta WHERE meta_key = 'refresh') AS meta,
@@ -192,15 +203,56 @@ const SPAN_SQL = (from: string) => `
                           WHERE r.network = a.network AND r.agent_id = a.agent_id AND ${ELIGIBLE_PROBE}
                           ORDER BY r.block_time DESC LIMIT 1) l ON TRUE`;
 
+const SUBJECT_TEXT = SUBJECT_SQL(false);
+const SUBJECT_DAYS_TEXT = SUBJECT_SQL(true);
+
 type Json = unknown[][] | null;
 const rowsOf = (v: unknown): unknown[][] => (Array.isArray(v) ? (v as unknown[][]) : []);
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-function jsonRaterRow(r: unknown[]): Record<string, unknown> {
-  // no live_sumsq: only the rater profile (readEmittedAggregates) needs it
-  const [network, agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects] =
-    r;
-  return { network, agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects };
+/**
+ * The (agent, rater) rows of a RATER_LIST value, and s (distinct subjects) of each rater with an
+ * eligible rating (live, not the owner): one pass, one object per row (no live_sumsq: only the
+ * rater profile needs it).
+ */
+function parseRaterList(
+  v: unknown,
+  owner: string,
+): { raters: AgentRaterAggregate[]; weights: Map<string, number> } {
+  const raters: AgentRaterAggregate[] = [];
+  const weights = new Map<string, number>();
+  if (typeof v !== 'string' || v === '') return { raters, weights };
+  // A hand-rolled scan (indexOf per field, no array per row): thousands of raters are common.
+  const f: string[] = new Array<string>(9);
+  let at = 0;
+  const end = v.length;
+  while (at <= end) {
+    const semi = v.indexOf(';', at);
+    const rowEnd = semi === -1 ? end : semi;
+    let from = at;
+    for (let i = 0; i < 9; i++) {
+      const k = i === 8 ? rowEnd : v.indexOf(',', from);
+      if (k === -1 || k > rowEnd) throw new Error('malformed rater row from the database: too few fields');
+      f[i] = v.slice(from, k);
+      from = k + 1;
+    }
+    if (f[8]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
+    const liveCount = Number(f[3]);
+    const rater = f[2]!;
+    raters.push({
+      network: f[0]!,
+      agentId: f[1]!,
+      rater,
+      liveCount,
+      liveSum: f[4]!,
+      liveUndated: Number(f[5]),
+      revokedCount: Number(f[6]),
+      oodCount: Number(f[7]),
+    });
+    if (liveCount > 0 && rater !== owner && f[8] !== '') weights.set(rater, Number(f[8]));
+    at = rowEnd + 1;
+  }
+  return { raters, weights };
 }
 
 function jsonFacetRow(r: unknown[]): Record<string, unknown> {
@@ -222,6 +274,16 @@ function globalsOf(row: Record<string, unknown>): {
   };
 }
 
+/** The subject's evidence counts from its `evidence` column ([fetched, matching, verified]). */
+function evidenceOf(v: unknown): EvidenceCounts {
+  const [fetched, matching, verified] = Array.isArray(v) ? (v as unknown[]) : [];
+  return {
+    ratings_with_document: Number(fetched ?? 0),
+    ratings_with_matching_document: Number(matching ?? 0),
+    ratings_with_verified_payment: Number(verified ?? 0),
+  };
+}
+
 /** A timestamptz column (a Date from the driver; a string on a driver that leaves it as text). */
 function dateOf(v: unknown): Date | null {
   if (v === null || v === undefined) return null;
@@ -233,13 +295,18 @@ async function readSubjectRow(
   wallet: string,
   withDays: boolean,
 ): Promise<Record<string, unknown>> {
-  const [row] = await db.query<Record<string, unknown>>(SUBJECT_SQL(withDays), [wallet]);
+  const [row] = await db.query<Record<string, unknown>>(
+    withDays ? SUBJECT_DAYS_TEXT : SUBJECT_TEXT,
+    [wallet],
+    {
+      prepare: true,
+    },
+  );
   return row ?? {};
 }
 
 function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectAggregateInputs {
-  const raterRows = rowsOf(row.raters as Json).map(jsonRaterRow);
-  const raters = raterRows.map(raterRow);
+  const { raters, weights } = parseRaterList(row.raters, wallet);
   const byChain = new Map<string, string[]>();
   for (const [network, agentId] of rowsOf(row.identities as Json)) {
     const list = byChain.get(String(network)) ?? [];
@@ -256,7 +323,7 @@ function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectA
       lastEligibleAt: dateOf(row.last),
     },
     identities: [...byChain.entries()].map(([network, agentIds]) => ({ network, agentIds })),
-    raterSubjectCounts: weightsOf(raterRows, wallet),
+    raterSubjectCounts: weights,
     prior: g.prior,
     chainPriors: g.chainPriors,
     facetIndexMeans: g.facetIndexMeans,
@@ -265,6 +332,7 @@ function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectA
       network: String(network),
       last_scanned_block: numOrNull(b),
     })),
+    evidence: evidenceOf(row.evidence),
   };
 }
 
@@ -321,16 +389,14 @@ const AGENT_SQL = `
     SELECT network, agent_id, owner, minter, agent_uri, declared_type, registered_block, registered_tx, registered_at
       FROM agents WHERE network = $1 AND agent_id = $2),
   rr AS MATERIALIZED (
-    SELECT ar.network, ar.agent_id, ar.rater, ar.live_count, ar.live_sum::text AS live_sum,
-           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects
+    SELECT ${RR_COLUMNS}
       FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
      WHERE ar.network = $1 AND ar.agent_id = $2),
   span AS (${SPAN_SQL('(SELECT $1::text AS network, $2::text AS agent_id, (SELECT owner FROM ag) AS owner) a')})
   SELECT
     (ag.agent_id IS NOT NULL) AS found, ag.owner, ag.minter, ag.agent_uri, ag.declared_type, ag.registered_block,
     ag.registered_tx, ag.registered_at,
-    (SELECT json_agg(json_build_array(network, agent_id, rater, live_count, live_sum, live_undated,
-                                      revoked_count, ood_count, subjects)) FROM rr) AS raters,
+    ${RATER_LIST} AS raters,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (${FACET_ONE_AGENT('(SELECT $1::text AS network, $2::text AS agent_id) a', '(SELECT owner FROM ag)')}) f) AS facets,
@@ -344,11 +410,12 @@ export async function readAgentDetailInputs(
   network: string,
   agentId: string,
 ): Promise<AgentDetailInputs> {
-  const [row = {}] = await db.query<Record<string, unknown>>(AGENT_SQL, [network, agentId]);
-  const raterRows = rowsOf(row.raters as Json).map(jsonRaterRow);
-  const raters = raterRows.map(raterRow);
+  const [row = {}] = await db.query<Record<string, unknown>>(AGENT_SQL, [network, agentId], {
+    prepare: true,
+  });
   const found = row.found === true;
   const owner = found ? ((row.owner as string | null) ?? null) : null;
+  const { raters, weights } = parseRaterList(row.raters, owner ?? '');
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   const g = globalsOf(row);
@@ -372,7 +439,7 @@ export async function readAgentDetailInputs(
       firstEligibleAt: dateOf(row.first),
       lastEligibleAt: dateOf(row.last),
     },
-    raterSubjectCounts: weightsOf(raterRows, owner ?? ''),
+    raterSubjectCounts: weights,
     total,
     backfilled: row.backfilled === true,
     prior: g.prior,
@@ -424,14 +491,20 @@ export async function readEmittedAggregates(
          FROM live_agent_rater ar LEFT JOIN agents a ON a.network = ar.network AND a.agent_id = ar.agent_id
         WHERE ar.rater = $1`,
       [rater],
+      { prepare: true },
     ),
-    db.query<Record<string, unknown>>(`SELECT ${TAG_COLS} FROM live_agent_rater_tag t WHERE t.rater = $1`, [
-      rater,
-    ]),
+    db.query<Record<string, unknown>>(
+      `SELECT ${TAG_COLS} FROM live_agent_rater_tag t WHERE t.rater = $1`,
+      [rater],
+      {
+        prepare: true,
+      },
+    ),
     db.query<{ first: Date | null; last: Date | null }>(
       `SELECT (SELECT block_time FROM ratings WHERE rater = $1 AND block_time IS NOT NULL ORDER BY block_time ASC LIMIT 1) AS first,
               (SELECT block_time FROM ratings WHERE rater = $1 AND block_time IS NOT NULL ORDER BY block_time DESC LIMIT 1) AS last`,
       [rater],
+      { prepare: true },
     ),
   ]);
   return {

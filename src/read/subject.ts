@@ -14,7 +14,7 @@
  */
 import type { Queryable } from '../db/database.js';
 import type { IdentityChain, SubjectRating } from '../scoring/index.js';
-import { readRefreshMeta } from './aggregates.js';
+import { readRefreshMeta } from './refresh-meta.js';
 
 /** One stored rating received by the subject, with its transaction. */
 interface SubjectRatingRow extends SubjectRating {

@@ -1,7 +1,7 @@
 /**
  * Queries behind the free wallet routes (`/wallets/{wallet}/chains`, `/wallets/{wallet}/exists`)
  * and the wallet reading of `/search/{q}`. They read the aggregate tables refreshed after each
- * index pass (src/read/aggregates.ts), never the ratings table, and each answer is ONE statement so
+ * index pass (src/store/aggregates-refresh.ts), never the ratings table, and each answer is ONE statement so
  * that on PostgreSQL it comes from a single snapshot (a refresh committing in between cannot mix
  * two generations of the aggregate into one answer).
  */

@@ -5,7 +5,11 @@ const EVM_RE = /^0x[0-9a-fA-F]{40}$/;
 
 /** Canonical form for comparison and grouping: EVM lower-cased, anything else unchanged. */
 export function normalizeAddress(address: string): string {
-  return EVM_RE.test(address) ? address.toLowerCase() : address;
+  // Already lower case (every EVM address the indexer stores): the answer is the input whichever
+  // kind it is, so the pattern test is skipped (a subject's answer normalizes once per rater).
+  const lower = address.toLowerCase();
+  if (lower === address) return address;
+  return EVM_RE.test(address) ? lower : address;
 }
 
 /** True when both strings denote the same account (EVM case-insensitive, Solana exact). */

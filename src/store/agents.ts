@@ -5,7 +5,7 @@
  * only, so a batch written twice changes nothing.
  */
 import type { Queryable } from '../db/database.js';
-import type { MetadataSetEvent, RegisteredEvent, TransferEvent } from '../indexer/scanner.js';
+import type { MetadataSetEvent, RegisteredEvent, TransferEvent } from '../index-events.js';
 import { chunks, count, countedInsert, iso } from './rows.js';
 
 /** Longest declared type kept (it is a grouping key of the free aggregates). */

@@ -61,16 +61,33 @@ export async function recordChainError(
     .catch(() => undefined);
 }
 
-/** Where a chain's scan stands: its checkpoint and its recorded start block (nulls: none yet). */
+/**
+ * Where a chain's scan stands: its checkpoint, its recorded start block and the lowest block
+ * scanned (nulls: none yet).
+ */
 export async function readScanPosition(
   db: Queryable,
   network: string,
-): Promise<{ lastScannedBlock: number | null; startBlock: number | null }> {
-  const [row] = await db.query<{ last_scanned_block: number | null; start_block: number | null }>(
-    'SELECT last_scanned_block, start_block FROM chains WHERE network = $1',
-    [network],
+): Promise<{ lastScannedBlock: number | null; startBlock: number | null; scannedFrom: number | null }> {
+  const [row] = await db.query<{
+    last_scanned_block: number | null;
+    start_block: number | null;
+    scanned_from_block: number | null;
+  }>('SELECT last_scanned_block, start_block, scanned_from_block FROM chains WHERE network = $1', [network]);
+  const n = (v: number | string | null | undefined) => (v === null || v === undefined ? null : Number(v));
+  return {
+    lastScannedBlock: n(row?.last_scanned_block),
+    startBlock: n(row?.start_block),
+    scannedFrom: n(row?.scanned_from_block),
+  };
+}
+
+/** Lowers the recorded lowest scanned block to `block` (a range below it has been scanned). */
+export async function lowerScannedFrom(db: Queryable, network: string, block: number): Promise<void> {
+  await db.query(
+    `UPDATE chains SET scanned_from_block = $2 WHERE network = $1 AND (scanned_from_block IS NULL OR scanned_from_block > $2)`,
+    [network, block],
   );
-  return { lastScannedBlock: row?.last_scanned_block ?? null, startBlock: row?.start_block ?? null };
 }
 
 /** Records the start block a chain's first pass discovered. */

@@ -4,7 +4,16 @@
  */
 import type { Database } from '../db/database.js';
 
-const DEMO_TABLES = ['ratings', 'revocations', 'ownership_transfers', 'agent_metadata', 'agents'] as const;
+const DEMO_TABLES = [
+  'feedback_documents',
+  'agent_evidence',
+  'rating_responses',
+  'ratings',
+  'revocations',
+  'ownership_transfers',
+  'agent_metadata',
+  'agents',
+] as const;
 
 /** True when an earlier demo marked this database as its own. */
 export async function isDemoDatabase(db: Database): Promise<boolean> {

@@ -75,16 +75,57 @@ export async function storeReceiptAnswer(
   return r?.body != null ? { text: r.body, status: Number(r.body_status ?? 200) } : null;
 }
 
-/** The claim of an authorization, if one exists. */
+interface ClaimRow {
+  status: string;
+  resource: string;
+  settlement_tx: string | null;
+  receipt_key: string | null;
+  /** `settling` for longer than the settle timeout (by the database clock): its outcome is unknown. */
+  stale: boolean;
+}
+
+/** The claim of an authorization, if one exists (`stale` after `settleTimeoutSeconds` in `settling`). */
 export async function findClaim(
   db: Queryable,
   key: ClaimKey,
-): Promise<{ status: string; resource: string } | undefined> {
-  const claims = await db.query<{ status: string; resource: string }>(
-    'SELECT status, resource FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3',
-    [...key],
+  settleTimeoutSeconds: number,
+): Promise<ClaimRow | undefined> {
+  const claims = await db.query<ClaimRow & Record<string, unknown>>(
+    `SELECT status, resource, settlement_tx, receipt_key,
+            (status = 'settling' AND updated_at < now() - $4::int * interval '1 second') AS stale
+       FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3`,
+    [...key, settleTimeoutSeconds],
   );
   return claims[0];
+}
+
+/**
+ * A claim stuck in `settling` for longer than the settle timeout (the process that settled it died,
+ * or lost its database, before recording the outcome) becomes `settling-unknown`, atomically: true
+ * for the one caller that moved it. From there a retry or the reconciliation decides it.
+ */
+export async function reopenStaleClaim(
+  db: Queryable,
+  key: ClaimKey,
+  settleTimeoutSeconds: number,
+): Promise<boolean> {
+  const moved = await db.query(
+    `UPDATE payment_claims SET status = 'settling-unknown', updated_at = now()
+      WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling'
+        AND updated_at < now() - $4::int * interval '1 second' RETURNING nonce`,
+    [...key, settleTimeoutSeconds],
+  );
+  return moved.length > 0;
+}
+
+/** Every claim stuck in `settling` past the settle timeout becomes `settling-unknown`; how many. */
+export async function reopenStaleClaims(db: Queryable, settleTimeoutSeconds: number): Promise<number> {
+  const moved = await db.query(
+    `UPDATE payment_claims SET status = 'settling-unknown', updated_at = now()
+      WHERE status = 'settling' AND updated_at < now() - $1::int * interval '1 second' RETURNING nonce`,
+    [settleTimeoutSeconds],
+  );
+  return moved.length;
 }
 
 /**

@@ -3,7 +3,7 @@
  * tx hash + log index); a revocation is applied to its rating whichever of the two arrived first.
  */
 import type { Queryable } from '../db/database.js';
-import type { FeedbackEvent, RevocationEvent } from '../indexer/scanner.js';
+import type { FeedbackEvent, RevocationEvent } from '../index-events.js';
 import { chunks, count, countedInsert, iso } from './rows.js';
 
 /** Inserts ratings (moves the chain's live ratings counter); returns the rows really inserted. */

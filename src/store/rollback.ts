@@ -17,6 +17,9 @@ export interface RollbackResult {
   ratings: number;
   revocations: number;
   unrevoked: number;
+  /** ResponseAppended rows and feedback-document jobs deleted with their blocks. */
+  responses: number;
+  documents: number;
   transfers: number;
   metadata: number;
   agents: number;
@@ -83,6 +86,16 @@ export async function rollbackAbove(
     `WITH del AS (DELETE FROM revocations WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
     p,
   );
+  const responses = await n(
+    tx,
+    `WITH del AS (DELETE FROM rating_responses WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
+    p,
+  );
+  const documents = await n(
+    tx,
+    `WITH del AS (DELETE FROM feedback_documents WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
+    p,
+  );
   const transfers = await n(
     tx,
     `WITH del AS (DELETE FROM ownership_transfers WHERE network = $1 AND block_number > $2 RETURNING 1) SELECT count(*)::int AS n FROM del`,
@@ -142,6 +155,8 @@ export async function rollbackAbove(
     ratings,
     revocations,
     unrevoked,
+    responses,
+    documents,
     transfers,
     metadata,
     agents,
@@ -152,7 +167,7 @@ export async function rollbackAbove(
 
 /**
  * Recomputes the aggregates derived from the agents a rollback touched (inside its transaction).
- * The free aggregates (src/read/aggregates.ts) are marked for a full rebuild by the after-pass
+ * The free aggregates (src/store/aggregates-refresh.ts) are marked for a full rebuild by the after-pass
  * refresh; aggregate tables kept up to date by the ingest must be recomputed here for `agentIds`.
  */
 async function recomputeDerivedAfterRollback(

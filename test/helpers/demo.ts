@@ -100,6 +100,7 @@ export async function openDemoCopy(opts: DemoCopyOptions = {}): Promise<Demo> {
       config,
       db,
       facts: fixture.facts,
+      documents: null,
       nodes: [],
       pass: fixture.pass,
       timings: fixture.timings,

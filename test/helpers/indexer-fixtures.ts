@@ -10,7 +10,7 @@ import { deployRegistries, type Registries } from '../../src/demo/registries.js'
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Queryable } from '../../src/db/database.js';
 import type { IndexLogger } from '../../src/indexer/pass.js';
-import type { IndexEvent } from '../../src/indexer/scanner.js';
+import type { IndexEvent } from '../../src/index-events.js';
 
 export interface LocalChain {
   network: string;
@@ -107,9 +107,15 @@ export async function dumpIndex(db: Queryable, networks?: string[]): Promise<Rec
     revocations: 'network, tx_hash, log_index',
     ownership_transfers: 'network, tx_hash, log_index',
     agent_metadata: 'network, agent_id, meta_key',
+    rating_responses: 'network, tx_hash, log_index',
+    feedback_documents: 'network, tx_hash, log_index',
+  };
+  // The queue's own clock columns (created, updated, next try) are not part of the index.
+  const columns: Record<string, string> = {
+    feedback_documents: 'network, tx_hash, log_index, agent_id, rater, block_number, uri, feedback_hash',
   };
   for (const [t, o] of Object.entries(order))
-    out[t] = await db.query(`SELECT * FROM ${t} ${where} ORDER BY ${o}`, params);
+    out[t] = await db.query(`SELECT ${columns[t] ?? '*'} FROM ${t} ${where} ORDER BY ${o}`, params);
   return out;
 }
 

@@ -25,6 +25,17 @@ export class StubFacilitator implements FacilitatorClient {
   settles: string[] = [];
   /** Nonces spent "on chain". */
   spent = new Set<string>();
+  /** The settlement transaction of each spent nonce (what a chain reader would find). */
+  txOfNonce = new Map<string, string>();
+  /** Wait this long before a settle answers (a slow facilitator: concurrent races). */
+  settleDelayMs = 0;
+  /** Runs after a successful settle, before its answer returns (e.g. cut the database there). */
+  afterSettle: (() => void | Promise<void>) | null = null;
+  /** The chain as a reader of authorization states sees it (the paywall's `readAuthorization`). */
+  readAuthorization = async (q: { nonce: string }) => {
+    const nonce = [...this.spent].find((n) => n.toLowerCase() === q.nonce.toLowerCase());
+    return { used: nonce !== undefined, tx: nonce ? (this.txOfNonce.get(nonce) ?? null) : null };
+  };
   private nonce(p: PaymentPayload): string {
     return (p.payload as { authorization: { nonce: string } }).authorization.nonce;
   }
@@ -50,14 +61,25 @@ export class StubFacilitator implements FacilitatorClient {
     const tx = `0x${(this.settles.length + 1).toString(16).padStart(64, '0')}`;
     if (this.settleMode === 'timeout') {
       this.spent.add(this.nonce(p)); // the worst case: it did settle, we never heard
+      this.txOfNonce.set(this.nonce(p), tx);
       this.fail('timeout');
     }
     if (this.settleMode === 'pending')
       return { success: false, errorReason: 'settlement_pending', transaction: tx, network: r.network };
     if (this.settleMode === 'fail')
       return { success: false, errorReason: 'transaction_failed', transaction: '', network: r.network };
+    if (this.settleDelayMs > 0) await new Promise((res) => setTimeout(res, this.settleDelayMs));
+    if (this.spent.has(this.nonce(p)))
+      return {
+        success: false,
+        errorReason: 'invalid_exact_evm_payload_authorization_nonce_used',
+        transaction: '',
+        network: r.network,
+      };
     this.spent.add(this.nonce(p));
+    this.txOfNonce.set(this.nonce(p), tx);
     this.settles.push(tx);
+    await this.afterSettle?.();
     return { success: true, transaction: tx, network: r.network, payer: PAYER };
   }
   async getSupported() {

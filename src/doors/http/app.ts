@@ -8,10 +8,15 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { matchedRoutes } from 'hono/route';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  databaseUnavailableBody,
+  isDatabaseUnavailable,
+} from '../../db/database.js';
 import { accessLogger, logger } from '../../log.js';
 import { paymentOutcomeOf, recordHttpRequest, recordRateLimited } from '../../metrics.js';
 import { API_VERSION, notFound, validationError } from './errors.js';
-import type { ValidationItem } from '../../paid/params.js';
+import type { ValidationItem } from '../../request-params.js';
 import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
@@ -227,6 +232,16 @@ export function createAppShell(ctx: AppContext): App {
     if (err instanceof HTTPException) {
       const res = err.getResponse();
       return c.json({ detail: err.message || res.statusText }, res.status as 400);
+    }
+    if (isDatabaseUnavailable(err)) {
+      // The database is away (stopped, restarting, connections dropped): retryable, never a 500.
+      logger('http').warn(
+        { err: (err as Error).message, route: routeTemplate(c) },
+        'database unavailable: answered 503',
+      );
+      c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      c.header('Cache-Control', 'no-store');
+      return c.json(databaseUnavailableBody(), 503);
     }
     // Logged as one JSON event (chain strings are hostile text); the route template, not the path.
     logger('http').error({ err, method: c.req.method, route: routeTemplate(c) }, 'request failed');

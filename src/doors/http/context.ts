@@ -1,8 +1,12 @@
-/** What every HTTP handler may use. Built once per process by the server (or by a test). */
-import type { OpenAPIHono } from '@hono/zod-openapi';
+/**
+ * What every HTTP handler may use (`AppContext`), built once per process by the server (or by a
+ * test), and the door's Hono types (declared in env.ts, re-exported here).
+ */
 import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { FacilitatorClient } from '../../payments/facilitator.js';
+import type { SettlementJournal } from '../../payments/journal.js';
+import type { AuthorizationReader } from '../../payments/reconcile.js';
 import type { FreeAnswerCache } from './free-cache.js';
 import type { RateLimitStore } from './rate-limit.js';
 
@@ -13,6 +17,10 @@ export interface AppContext {
   now: () => Date;
   /** x402 facilitator (tests inject one); defaults to the HTTP client on `config.facilitatorUrl`. */
   facilitator?: FacilitatorClient;
+  /** The settlement journal (`serve`: PAYMENT_JOURNAL); absent in most tests (see the paywall). */
+  journal?: SettlementJournal | null;
+  /** Reads an authorization's state on chain (`serve`: through the network's RPC; tests inject one). */
+  readAuthorization?: AuthorizationReader;
   /**
    * Rate-limit buckets: Redis when REDIS_URL is set (shared by every API process), in process
    * otherwise. Absent (tests): each app made from this context keeps its own in-process buckets.
@@ -25,16 +33,4 @@ export interface AppContext {
   freeCache?: FreeAnswerCache | null;
 }
 
-/**
- * Hono environment: node-server puts the socket in `incoming`. An in-process call made by a door
- * (MCP tools, A2A dispatch) carries no socket but `inProcessClient`: the rate-limit key of the
- * client whose POST started it, so the call spends from THAT client's bucket (one client, one
- * bucket, whatever the door). A call with neither (a test harness calling `app.request`) is not
- * rate limited.
- */
-export type AppEnv = {
-  Bindings: { incoming?: { socket?: { remoteAddress?: string } }; inProcessClient?: string };
-  Variables: { client?: string };
-};
-
-export type App = OpenAPIHono<AppEnv>;
+export type { App, AppEnv } from './env.js';

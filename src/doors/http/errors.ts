@@ -1,7 +1,7 @@
 /** The JSON error bodies of the contract, built in one place. */
 import type { Context } from 'hono';
 import type { AppContext } from './context.js';
-import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from '../../paid/params.js';
+import { notAnAddressBody, unknownNetworkBody, type ValidationItem } from '../../request-params.js';
 
 export const API_VERSION = '2.0.0';
 

@@ -7,7 +7,7 @@
  * whose generation and URL match is answered from those bytes without touching its handler or
  * the database; `If-None-Match` with the ETag answers `304`.
  *
- * The generation is re-read (one small query) at most every `pollMs` (default 1000 ms), and at
+ * The generation is re-read (one small query, src/read/free-cache-generation.ts) at most every `pollMs` (default 1000 ms), and at
  * once after this process wrote to a database (src/db/write-epoch.ts): a write made by this
  * process (an ingest batch, a refresh) is visible to its very next request; a write made by
  * another process sharing the database (`repindex index --once` beside `serve` on PostgreSQL)
@@ -20,9 +20,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
-import { readerOf, type Database } from '../../db/database.js';
+import type { Database } from '../../db/database.js';
 import { writeEpoch } from '../../db/write-epoch.js';
-import type { AppEnv } from './context.js';
+import { readFreeCacheGenerationInputs } from '../../read/free-cache-generation.js';
+import type { AppEnv } from './env.js';
 
 /** Cache-Control of the aggregate answers: they change once per index pass (hourly), one cached answer serves everybody. */
 export const CACHE_AGGREGATE = 'public, max-age=60';
@@ -35,6 +36,12 @@ type CacheKind =
   | 'generation'
   /** of the URL, the index generation and the clock (per second) */
   | 'live'
+  /**
+   * of the URL, the index generation and the minute: answers the document fetcher moves between
+   * index passes (`/stats/documents`, the coverage of `/stats/issuers`), whose statements read every
+   * document row, so they run at most once a minute per URL (their Cache-Control is 60 s anyway)
+   */
+  | 'minute'
   /** of the URL only: built once per process */
   | 'static';
 
@@ -99,15 +106,9 @@ export class FreeAnswerCache {
     if (this.pending) return this.pending;
     this.pending = (async () => {
       try {
-        const [row] = await readerOf(this.db).query<{ r: string | null; c: string | null }>(
-          `SELECT (SELECT value::text FROM agg_meta WHERE meta_key = 'refresh') AS r,
-                  (SELECT string_agg(concat_ws('|', network, enabled, last_scanned_block, head_at_last_sync,
-                                               backfill_complete, last_success_at, last_error, last_error_at,
-                                               agents_count, ratings_count), ';' ORDER BY network)
-                     FROM chains) AS c`,
-        );
+        const { refresh, chains } = await readFreeCacheGenerationInputs(this.db);
         const g = createHash('sha1')
-          .update(`${row?.r ?? ''}\u0000${row?.c ?? ''}`)
+          .update(`${refresh ?? ''}\u0000${chains ?? ''}`)
           .digest('base64url');
         if (g !== this.current) this.clear();
         this.current = g;
@@ -187,6 +188,7 @@ export class FreeAnswerCache {
         key = `${key}#${g}`;
       }
       if (kind === 'live') key = `${key}@${Math.floor(this.clock(c) / 1000)}`;
+      if (kind === 'minute') key = `${key}@m${Math.floor(this.clock(c) / 60_000)}`;
       const hit = this.get(key, kind);
       if (hit) {
         this.hits += 1;
@@ -195,7 +197,9 @@ export class FreeAnswerCache {
       this.misses += 1;
       await next();
       const res = c.res;
-      if (res.status !== 200 || !res.body) return;
+      // Only 200s are kept; an answer that says no-store (e.g. /health while the database is
+      // unreachable) is never replayed.
+      if (res.status !== 200 || !res.body || /no-store/i.test(res.headers.get('cache-control') ?? '')) return;
       const body = new Uint8Array(await res.clone().arrayBuffer());
       const headers: [string, string][] = [];
       res.headers.forEach((v, h) => {

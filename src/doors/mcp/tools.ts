@@ -47,10 +47,8 @@ import {
   type ToolResult,
 } from './results.js';
 import { logger } from '../../log.js';
-import { AGENT_RATINGS_LIMIT } from '../../paid/agent-detail.js';
-import { METERED_ROUTES } from '../../paid/index.js';
-import { LEADERBOARD_PAGE_LIMIT } from '../../paid/leaderboard-page.js';
-import { LEADERBOARD_FREE_ROWS } from '../../read/leaderboard.js';
+import { METERED_ROUTES } from '../../payments/metered-routes.js';
+import { AGENT_RATINGS_LIMIT, LEADERBOARD_FREE_ROWS, LEADERBOARD_PAGE_LIMIT } from '../../request-params.js';
 import { ToolArgs } from '../http/schemas/params.js';
 import { isObject } from '../in-process.js';
 
@@ -500,7 +498,7 @@ const TOOLS: readonly Tool[] = [
   ),
   tool(
     'rep_lookup_agent',
-    'Metered (GET /reputation/agent/{network}/{agent_id}). One agent with every rating and its transaction; confidence and caveats on top. The same id on another chain is a different agent: network is required.',
+    "Metered (GET /reputation/agent/{network}/{agent_id}). One agent with every rating and its transaction; confidence and caveats on top. Each rating also carries its feedback document status (integrity of the fetched file against the on-chain feedbackHash, fields that disagree with the log), author_class, responses[] appended on chain and payment_proof (the document's proofOfPayment checked on chain: verified / not_found / mismatch / unsupported_chain); evidence that moves no score. The same id on another chain is a different agent: network is required.",
     ToolArgs.lookupAgent,
     (deps, a) => lookupAgent(deps, a),
   ),

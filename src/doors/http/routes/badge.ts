@@ -22,7 +22,7 @@ import type { App, AppContext } from '../context.js';
 import { notAnAddress, notFound } from '../errors.js';
 import { NotAnAddressSchema } from '../schemas/common.js';
 import { renderBadge, type BadgeInput } from '../../../badge/svg.js';
-import { walletFrom } from '../../../paid/params.js';
+import { walletFrom } from '../../../request-params.js';
 import { readWalletAggregate } from '../../../read/wallets.js';
 import { displayScore, previewCaveats } from '../../../scoring/index.js';
 import { scoredChains } from '../wallet-preview.js';

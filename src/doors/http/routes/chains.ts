@@ -4,7 +4,7 @@
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
-import { resolveNetwork } from '../../../paid/params.js';
+import { resolveNetwork } from '../../../request-params.js';
 import { readChainActivity, readChainStats } from '../../../read/chains.js';
 import { readChainRanking } from '../../../read/leaderboard.js';
 import { readFacets } from '../../../read/stats.js';

@@ -1,7 +1,7 @@
 /** `GET /feed`: the newest ratings, read through the time index (src/read/feed.ts). */
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
-import { resolveNetwork } from '../../../paid/params.js';
+import { resolveNetwork } from '../../../request-params.js';
 import { readFeed } from '../../../read/feed.js';
 import type { App, AppContext } from '../context.js';
 import { unknownNetwork } from '../errors.js';

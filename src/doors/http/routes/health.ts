@@ -1,8 +1,16 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, AppContext } from '../context.js';
-import { chainScanRows, indexTotals, overallState, readiness, staleHours } from '../../../read/health.js';
+import {
+  censusView,
+  chainScanRows,
+  indexTotals,
+  overallState,
+  readiness,
+  staleHours,
+} from '../../../read/health.js';
+import { isDatabaseUnavailable } from '../../../db/database.js';
 import { migrationFiles } from '../../../db/migrate.js';
-import { readRefreshMeta } from '../../../read/aggregates.js';
+import { readRefreshMeta } from '../../../read/refresh-meta.js';
 import {
   CONFIDENCE_POLICY,
   ORDERING_POLICY,
@@ -33,6 +41,26 @@ const ChainScanSchema = z
     incomplete_transactions: z.number().int().openapi({
       description:
         'Transactions whose events are known to be incomplete (the node truncated their logs; 0 on EVM chains)',
+    }),
+    scanned_from_block: z.number().int().nullable().openapi({
+      description: 'The lowest block scanned; a startBlock moved below it is scanned on the next pass',
+    }),
+    census: z
+      .object({
+        state: z.enum(['ok', 'mismatch', 'unchecked']),
+        checked_at: z.string().nullable(),
+        block: z.number().int().nullable(),
+        detail: z.record(z.string(), z.unknown()).nullable(),
+      })
+      .openapi('ChainCensus', {
+        description:
+          'The last completeness census (EVM chains): minted agents, sampled owners, URIs, clients and feedback ' +
+          'counts read from the registries at `block`, compared with the index. ok: they agree; mismatch: they ' +
+          'differ (detail.differences says what; the range was rescanned with smaller windows detail.rescans times); ' +
+          'unchecked: never ran, off (CENSUS=0), not an EVM chain, or could not run (detail.error)',
+      }),
+    warnings: z.array(z.string()).openapi({
+      description: 'Configuration warnings of the last pass (e.g. registries that never emitted an event)',
     }),
   })
   .openapi('ChainScanState');
@@ -67,6 +95,21 @@ const HealthSchema = z
     }),
     aggregates_refreshed_at: z.string().nullable(),
     burn_addresses: z.array(z.string()),
+    database: z
+      .object({
+        state: z.enum(['ok', 'unreachable']),
+        last_ok_at: z.string().nullable().openapi({
+          description: 'When this process last read the database (null: never since it started)',
+        }),
+        error: z.string().optional().openapi({ description: 'Why it is unreachable (unreachable only)' }),
+      })
+      .openapi({
+        description:
+          'Whether this process reaches its database. While it is unreachable /health still answers 200 ' +
+          '(liveness: the process is fine) with the last figures it read (agents, feedback_entries, chains), ' +
+          'status degraded, and /ready answers 503 (readiness); routes that need the database answer ' +
+          '503 database_unavailable with Retry-After.',
+      }),
   })
   .openapi('Health');
 
@@ -100,17 +143,50 @@ const route = createRoute({
   },
 });
 
+/** The figures /health last read from the database (shown, marked, while it is unreachable). */
+interface HealthFigures {
+  totals: Awaited<ReturnType<typeof indexTotals>>;
+  rows: Awaited<ReturnType<typeof chainScanRows>>;
+  meta: Awaited<ReturnType<typeof readRefreshMeta>>;
+  at: Date;
+}
+
 export function registerHealth(app: App, ctx: AppContext): void {
+  let lastKnown: HealthFigures | null = null;
   app.openapi(route, async (c) => {
     const networks = ctx.config.chains.map((ch) => ch.network);
-    const [totals, rows, meta] = await Promise.all([
-      indexTotals(ctx.db),
-      chainScanRows(ctx.db, networks),
-      readRefreshMeta(ctx.db),
-    ]);
     const now = ctx.now();
-    const state = overallState(rows, now, ctx.config.indexerPeriodSeconds);
-    c.header('Cache-Control', 'public, max-age=30');
+    let figures: HealthFigures;
+    let unreachable: string | null = null;
+    try {
+      const [totals, rows, meta] = await Promise.all([
+        indexTotals(ctx.db),
+        chainScanRows(ctx.db, networks),
+        readRefreshMeta(ctx.db),
+      ]);
+      figures = lastKnown = { totals, rows, meta, at: now };
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      // Liveness: the process is fine, its database is not. 200, with what it last knew.
+      unreachable = (err as Error).message.slice(0, 200);
+      figures = lastKnown ?? {
+        totals: { agents: 0, feedback_entries: 0 },
+        rows: [],
+        meta: { prior: null, refreshed_at: null },
+        at: now,
+      };
+    }
+    const { totals, rows, meta } = figures;
+    const state =
+      unreachable === null
+        ? overallState(rows, now, ctx.config.indexerPeriodSeconds)
+        : {
+            status: 'degraded' as const,
+            reason: `the database is unreachable (${unreachable}); the figures below are the last this process read${
+              lastKnown ? ` (at ${lastKnown.at.toISOString()})` : ' (none since it started)'
+            }`,
+          };
+    c.header('Cache-Control', unreachable === null ? 'public, max-age=30' : 'no-store');
     return c.json(
       {
         status: state.status,
@@ -128,6 +204,9 @@ export function registerHealth(app: App, ctx: AppContext): void {
           last_error: r.last_error,
           gaps: r.gaps,
           incomplete_transactions: r.incomplete_transactions,
+          scanned_from_block: r.scanned_from_block ?? null,
+          census: censusView(r),
+          warnings: r.config_warning ? [r.config_warning] : [],
         })),
         indexer_period_seconds: ctx.config.indexerPeriodSeconds,
         policy_version: POLICY_VERSION,
@@ -139,6 +218,14 @@ export function registerHealth(app: App, ctx: AppContext): void {
         shrinkage: { k: SHRINKAGE_K, prior: meta.prior === null ? null : round6(meta.prior) },
         aggregates_refreshed_at: meta.refreshed_at,
         burn_addresses: [...BURN_ADDRESSES],
+        database:
+          unreachable === null
+            ? { state: 'ok' as const, last_ok_at: now.toISOString() }
+            : {
+                state: 'unreachable' as const,
+                last_ok_at: lastKnown ? lastKnown.at.toISOString() : null,
+                error: unreachable,
+              },
       },
       200,
     );

@@ -17,21 +17,29 @@ import { registerBadgeRoutes } from './badge.js';
 import { registerA2aRoutes } from './a2a.js';
 import { registerMcpRoutes } from './mcp.js';
 import { registerPaidRoutes } from './reputation.js';
+import { registerExplorerRoutes } from '../../explorer/routes.js';
 
 /** Free routes served from precomputed bytes (free-cache.ts), by how their answer may be reused. */
 function registerFreeCache(app: App, ctx: AppContext): void {
   const cache = ctx.freeCache === undefined ? new FreeAnswerCache(ctx.db).useClock(ctx.now) : ctx.freeCache;
   if (cache === null) return;
   // functions of the index generation
-  for (const p of ['/leaderboard', '/stats/*', '/categories', '/search/*', '/badge/*']) {
+  for (const p of ['/leaderboard', '/categories', '/search/*', '/badge/*']) {
     app.use(p, cache.middleware('generation'));
   }
+  app.use(
+    '/stats/*',
+    cache.middleware('generation', (path) => !/^\/stats\/(documents|issuers)\/?$/.test(path)),
+  );
   app.use(
     '/wallets/*',
     cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)),
   );
   // ... and of the clock (stale hours)
   for (const p of ['/health', '/chains', '/chains/*']) app.use(p, cache.middleware('live'));
+  // ... and of the minute: /stats/documents and the document coverage of /stats/issuers move with
+  // the document fetcher between index passes, and read every document row
+  for (const p of ['/stats/documents', '/stats/issuers']) app.use(p, cache.middleware('minute'));
   // static: built once per process
   for (const p of [
     '/pricing',
@@ -57,7 +65,7 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerFeedRoute(app, ctx);
   // /leaderboard (the free first page; /leaderboard/page is metered, in reputation.ts)
   registerLeaderboardRoute(app, ctx);
-  // /stats/facets, /stats/types, /stats/issuers, /categories
+  // /stats/facets, /stats/types, /stats/issuers, /stats/documents, /categories
   registerStatsRoutes(app, ctx);
   // /search/{q}
   registerSearchRoutes(app, ctx);
@@ -79,6 +87,8 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerA2aRoutes(app, ctx);
   // POST /mcp (not in the OpenAPI document)
   registerMcpRoutes(app, ctx);
+  // the explorer: HTML at / and /explore/* (plain routes: not in the OpenAPI document)
+  registerExplorerRoutes(app, ctx);
   // /openapi.json, /docs, /redoc (last: the document describes every route above)
   registerDocsRoutes(app, ctx);
 }

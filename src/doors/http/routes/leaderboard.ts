@@ -4,7 +4,8 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
-import { LEADERBOARD_FREE_ROWS, readLeaderboard } from '../../../read/leaderboard.js';
+import { readLeaderboard } from '../../../read/leaderboard.js';
+import { LEADERBOARD_FREE_ROWS } from '../../../request-params.js';
 import { ORDERING_POLICY, POLICY_VERSION } from '../../../scoring/index.js';
 import type { App, AppContext } from '../context.js';
 import { CACHE_AGGREGATE } from '../free-cache.js';

@@ -21,7 +21,7 @@
  *
  * Registered with plain Hono methods: not in the OpenAPI document. `GET` (and PUT, PATCH, DELETE:
  * there are no sessions to delete) answer 405 `{detail}`. The CORS preflight and
- * `access-control-allow-origin: *` come from the door middleware registered in a2a.ts.
+ * `access-control-allow-origin: *` come from the door middleware `useDoorCors` (src/doors/http/app.ts).
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { bodyLimit } from 'hono/body-limit';

@@ -9,7 +9,8 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { App, AppContext } from '../context.js';
 import { createPaywall, paymentsNotConfiguredBody, type Paywall } from '../../../payments/paywall.js';
 import type { PaidHandler } from '../../../paid/handler.js';
-import { METERED_ROUTES } from '../../../paid/index.js';
+import { routeHandler } from '../../../paid/index.js';
+import { METERED_ROUTES } from '../../../payments/metered-routes.js';
 import { buildChallenge, canonicalResource } from '../../../payments/challenge.js';
 import { tierById } from '../../../payments/pricing.js';
 
@@ -24,7 +25,9 @@ const paidResponses = (what: string) => ({
   422: { description: 'Invalid parameter (the authorization is not consumed).' },
   503: {
     description:
-      '`facilitator_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was consumed) or ' +
+      '`facilitator_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was consumed), ' +
+      '`database_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was charged, or, with ' +
+      'X-Payment-Receipt set, the payment was settled and the retry is answered with no new charge) or ' +
       '`payments_not_configured` (no TREASURY_ADDRESS).',
   },
 });
@@ -66,14 +69,17 @@ export function registerPaidRoute<I>(
   });
 }
 
-/** Every metered route of METERED_ROUTES (src/paid/index.ts), behind one paywall, with its OpenAPI entry. */
+/**
+ * Every metered route of METERED_ROUTES (src/payments/metered-routes.ts), behind one paywall, with
+ * its OpenAPI entry; the handler of each comes from src/paid/index.ts (`routeHandler`).
+ */
 export function registerPaidRoutes(app: App, ctx: AppContext): void {
   const paywall = createPaywall(ctx);
   const tags = ['metered'];
   for (const route of METERED_ROUTES) {
     const { operationId, summary, parameters, answer } = route.openapi;
     const openapi = { operationId, summary, tags, parameters, responses: paidResponses(answer) };
-    registerPaidRoute(app, ctx, { path: route.path, handler: route.handler, openapi }, paywall);
+    registerPaidRoute(app, ctx, { path: route.path, handler: routeHandler(route), openapi }, paywall);
   }
   registerApiChallenge(app, ctx);
   app.openAPIRegistry.registerPath({

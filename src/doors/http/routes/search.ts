@@ -5,7 +5,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { readerOf } from '../../../db/database.js';
 import { isAgentCounter, isBase58Key, normalizeAgentId, parseWallet } from '../../../identifiers.js';
-import { readRefreshMeta } from '../../../read/aggregates.js';
+import { readRefreshMeta } from '../../../read/refresh-meta.js';
 import { AGENT_LOOKUP_SOURCE, findAgentsById } from '../../../read/search.js';
 import { WALLET_CHAINS_SOURCE, readWalletAggregate } from '../../../read/wallets.js';
 import { POLICY_VERSION, meanFromAggregate } from '../../../scoring/index.js';

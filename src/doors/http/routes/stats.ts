@@ -1,12 +1,13 @@
 /**
- * `GET /stats/facets`, `/stats/types`, `/stats/issuers` and `/categories`: index-wide aggregates
- * (src/read/stats.ts, src/read/categories.ts).
+ * `GET /stats/facets`, `/stats/types`, `/stats/issuers`, `/stats/documents` and `/categories`:
+ * index-wide aggregates (src/read/stats.ts, src/read/categories.ts, src/read/documents.ts).
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
-import { resolveNetwork } from '../../../paid/params.js';
-import { readRefreshMeta } from '../../../read/aggregates.js';
+import { resolveNetwork } from '../../../request-params.js';
+import { readRefreshMeta } from '../../../read/refresh-meta.js';
 import { readCategories } from '../../../read/categories.js';
+import { readDocumentStats, readIssuerCoverage } from '../../../read/documents.js';
 import {
   ISSUER_SOURCE,
   UNKNOWN_TYPE,
@@ -20,6 +21,7 @@ import { unknownNetwork } from '../errors.js';
 import { CACHE_AGGREGATE } from '../free-cache.js';
 import {
   CategoryCatalogSchema,
+  DocumentStatsSchema,
   FacetStatSchema,
   FeedQueryErrorSchema,
   IssuerStatsSchema,
@@ -64,8 +66,24 @@ const issuersRoute = createRoute({
   method: 'get',
   path: '/stats/issuers',
   summary: 'Ratings grouped by the host of their feedbackURI (free, advisory)',
+  description:
+    '`document_coverage` is the feedback-document coverage per host (`by_host`, keyed by issuer_host; `no_host`): ' +
+    'documents queued, fetched, matching their on-chain hash, with a verified payment. It follows the fetcher ' +
+    '(fresh within a minute); the grouping follows the index refresh.',
   tags: ['free'],
   responses: { 200: json(IssuerStatsSchema, 'Issuers by volume') },
+});
+
+const documentsRoute = createRoute({
+  method: 'get',
+  path: '/stats/documents',
+  summary: 'Feedback documents: fetch, integrity and payment-proof coverage (free, advisory)',
+  description:
+    'How many ratings name a feedback document, how many were fetched, how many match their on-chain feedbackHash, ' +
+    'how many name a proofOfPayment the chain confirms, and the responses appended to ratings. Evidence only: ' +
+    'nothing here moves a score. Fresh within a minute (the fetcher runs between index passes).',
+  tags: ['free'],
+  responses: { 200: json(DocumentStatsSchema, 'Coverage') },
 });
 
 const categoriesRoute = createRoute({
@@ -128,7 +146,11 @@ export function registerStatsRoutes(app: App, ctx: AppContext): void {
   });
 
   app.openapi(issuersRoute, async function getIssuerStats(c) {
-    const [i, meta] = await Promise.all([readIssuers(readerOf(ctx.db)), readRefreshMeta(readerOf(ctx.db))]);
+    const [i, meta, coverage] = await Promise.all([
+      readIssuers(readerOf(ctx.db)),
+      readRefreshMeta(readerOf(ctx.db)),
+      readIssuerCoverage(readerOf(ctx.db)),
+    ]);
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(
       {
@@ -141,10 +163,20 @@ export function registerStatsRoutes(app: App, ctx: AppContext): void {
         advisory: true as const,
         issuers: i.issuers,
         no_host: i.no_host,
+        document_coverage: coverage,
         policy_version: POLICY_VERSION,
         source: 'agg_issuer',
         refreshed_at: meta.refreshed_at,
       },
+      200,
+    );
+  });
+
+  app.openapi(documentsRoute, async function getDocumentStats(c) {
+    const stats = await readDocumentStats(readerOf(ctx.db));
+    c.header('Cache-Control', CACHE_AGGREGATE);
+    return c.json(
+      { advisory: true as const, ...stats, fetcher_enabled: ctx.config.feedbackFetch?.enabled !== false },
       200,
     );
   });

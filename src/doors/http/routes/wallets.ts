@@ -5,7 +5,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { readerOf } from '../../../db/database.js';
-import { walletFrom } from '../../../paid/params.js';
+import { walletFrom } from '../../../request-params.js';
 import { PRICING_VERSION, tierById } from '../../../payments/pricing.js';
 import {
   WALLET_CHAINS_SOURCE,

@@ -278,6 +278,15 @@ const IssuerReachSchema = z.object({
   distinct_raters: z.number().int(),
 });
 
+const DocumentCoverageSchema = z
+  .object({
+    documents: z.number().int(),
+    fetched: z.number().int(),
+    matching: z.number().int(),
+    verified_payments: z.number().int(),
+  })
+  .openapi('DocumentCoverage');
+
 const IssuerStatSchema = z
   .object({
     issuer_host: z
@@ -299,6 +308,12 @@ export const IssuerStatsSchema = z
     no_host: IssuerReachSchema.openapi('IssuerNoHost', {
       description: 'Ratings whose feedbackURI names no http(s) host (empty, ipfs:, data:, …).',
     }),
+    document_coverage: z
+      .object({
+        by_host: z.record(z.string(), DocumentCoverageSchema),
+        no_host: DocumentCoverageSchema,
+      })
+      .openapi({ description: 'Feedback-document coverage per issuer host. Advisory: moves no score.' }),
     policy_version: z.string(),
     source: z.string(),
     refreshed_at: z.string().nullable(),
@@ -333,3 +348,51 @@ export const CategoryCatalogSchema = z
     refreshed_at: z.string().nullable(),
   })
   .openapi('CategoryCatalog');
+
+const counts = (keys: readonly string[]) =>
+  z.object(Object.fromEntries(keys.map((k) => [k, z.number().int()])));
+
+export const DocumentStatsSchema = z
+  .object({
+    advisory: z.literal(true).openapi({ description: 'Evidence coverage: moves no score.' }),
+    ratings: z.number().int().openapi({ description: 'Ratings indexed.' }),
+    ratings_with_uri: z
+      .number()
+      .int()
+      .openapi({ description: 'Ratings naming a feedbackURI: each has one document job.' }),
+    by_state: counts(['queued', 'leased', 'retry', 'succeeded', 'failed']).openapi({
+      description: 'Document jobs by fetch state.',
+    }),
+    by_integrity: counts([
+      'match',
+      'mismatch',
+      'no_commitment',
+      'unreachable',
+      'not_json',
+      'changed',
+    ]).openapi({
+      description: 'Documents by integrity against the on-chain feedbackHash.',
+    }),
+    by_payment: counts(['verified', 'not_found', 'mismatch', 'unsupported_chain']).openapi({
+      description: 'Documents naming a proofOfPayment, by the check of that payment on chain.',
+    }),
+    responses: z.number().int().openapi({ description: 'ResponseAppended events indexed.' }),
+    by_responder_class: counts(['owner', 'operator', 'third_party']),
+    by_issuer: z
+      .array(
+        z.object({
+          issuer_host: z
+            .string()
+            .openapi({ description: 'Lower-cased feedbackURI host, or `no_host`. Untrusted text.' }),
+          documents: z.number().int(),
+          fetched: z.number().int(),
+          matching: z.number().int(),
+          verified_payments: z.number().int(),
+        }),
+      )
+      .openapi({ description: 'Coverage per feedbackURI host, the 50 largest.' }),
+    fetcher_enabled: z
+      .boolean()
+      .openapi({ description: 'False when this service runs with FEEDBACK_FETCH=0.' }),
+  })
+  .openapi('DocumentStats');

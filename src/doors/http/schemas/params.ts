@@ -6,8 +6,7 @@
  * route it calls, so the route's own validation answers what the schema here lets through.
  */
 import { z } from '@hono/zod-openapi';
-import { AGENT_RATINGS_LIMIT } from '../../../paid/agent-detail.js';
-import { LEADERBOARD_PAGE_LIMIT } from '../../../paid/leaderboard-page.js';
+import { AGENT_RATINGS_LIMIT, LEADERBOARD_PAGE_LIMIT } from '../../../request-params.js';
 import { CHAIN_DAYS, CHAIN_TOP_LIMIT } from '../../../read/chains.js';
 import { FEED_LIMIT } from '../../../read/feed.js';
 import { HISTORY_BUCKETS, type HistoryBucket } from '../../../scoring/history.js';

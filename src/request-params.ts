@@ -1,10 +1,19 @@
 /**
  * The request parameters every door and every paid handler share, written once: the wallet and
- * network path parameters, and the 422/404 bodies their refusals answer with. Plain values, no
- * Hono: the HTTP routes wrap them in a response, the paid handlers return them to the paywall.
+ * network path parameters, the page bounds of the ranked and paged routes, and the 422/404 bodies
+ * their refusals answer with. Plain values, no Hono, no database: the HTTP routes wrap them in a
+ * response, the paid handlers return them to the paywall, the metered-route table
+ * (src/payments/metered-routes.ts) and the MCP tools quote the bounds.
  */
-import type { Config } from '../config.js';
-import { parseWallet } from '../identifiers.js';
+import type { Config } from './config.js';
+import { parseWallet } from './identifiers.js';
+
+/** Rows of the free first page (`GET /leaderboard`). */
+export const LEADERBOARD_FREE_ROWS = 100;
+/** `limit` of the paid leaderboard page: rows per page (the free page's size by default). */
+export const LEADERBOARD_PAGE_LIMIT = { min: 1, max: 500, default: LEADERBOARD_FREE_ROWS } as const;
+/** `limit` (alias `max_ratings`) of the agent detail: ratings per page; 0 = the largest page. */
+export const AGENT_RATINGS_LIMIT = { min: 0, max: 1000, default: 200 } as const;
 
 /** FastAPI-style validation item, the shape of the reference schema's HTTPValidationError. */
 export interface ValidationItem {

@@ -10,10 +10,13 @@
  * ratings fell on; the class-independent distinct counts only ever grow by the new ratings
  * (agg_member). The small top-level tables (chains, facets, types, issuers) are then summed from
  * those pieces. A full rebuild is the same code with every agent, wallet and day in scope.
+ *
+ * Every statement here writes (the agg_* tables), so it lives in store/; the free routes read
+ * those tables from src/read/, and `readRefreshMeta` (the refresh stamp) is src/read/refresh-meta.ts.
  */
 import type { Database, Queryable } from '../db/database.js';
 import { SHRINKAGE_K } from '../scoring/policies.js';
-import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from './sql-fragments.js';
+import { ELIGIBLE, IN_DOMAIN, SELF, URI_HOST } from '../db/sql-fragments.js';
 
 /**
  * Mean of a column in exact NUMERIC (an order-independent sum, one rounding at the end), so two
@@ -500,14 +503,4 @@ async function refreshIssuers(tx: Queryable): Promise<void> {
         ON ma.key = md5(h.host)
       LEFT JOIN (SELECT key, count(*)::int AS n FROM agg_member WHERE dim = 'issuer_rater' GROUP BY key) mr
         ON mr.key = md5(h.host)`);
-}
-
-/** The refresh stamp and the live global prior; nulls before the first refresh. */
-export async function readRefreshMeta(
-  db: Queryable,
-): Promise<{ refreshed_at: string | null; prior: number | null }> {
-  const [row] = await db.query<{ value: { refreshed_at: string; prior: number | null } }>(
-    `SELECT value FROM agg_meta WHERE meta_key = 'refresh'`,
-  );
-  return { refreshed_at: row?.value.refreshed_at ?? null, prior: row?.value.prior ?? null };
 }

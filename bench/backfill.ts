@@ -1,0 +1,199 @@
+/**
+ * EVM backfill throughput: a local EDR node holding N NewFeedback events (50 agents, 9 clients,
+ * 150 feedback transactions a block), behind the hostile-RPC proxy in its well-behaved mode; one
+ * full index pass (default scanner settings, the census on) into PGlite in memory. Prints the
+ * backfill's events/s, then replays the very eth_getLogs requests the scanner made straight
+ * against the node (sequentially, as the scanner does) and prints that raw throughput (the limit
+ * the node sets) and the ratio of the two; and, to show where the time goes, the scanner alone
+ * over the same blocks (no database).
+ *
+ *   npm run bench:backfill                      # 200,000 feedback events
+ *   npm run bench:backfill -- --events 20000    # (or BENCH_BACKFILL_EVENTS=20000)
+ */
+import { loadConfig, type Config } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import { startLocalNode } from '../src/demo/local-node.js';
+import { deployRegistries, giveFeedbackCall, registerAgent } from '../src/demo/registries.js';
+import { createEvmScanner } from '../src/indexer/evm-scanner.js';
+import { runIndexPass } from '../src/indexer/pass.js';
+import { startHostileRpc } from '../test/helpers/rpc-proxy.js';
+
+function eventsWanted(): number {
+  const i = process.argv.indexOf('--events');
+  const raw = i >= 0 ? process.argv[i + 1] : process.env.BENCH_BACKFILL_EVENTS;
+  const n = raw ? Number(raw) : 200_000;
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--events must be a positive integer, got ${raw}`);
+  return n;
+}
+
+const PER_BLOCK = 150;
+const AGENTS = 50;
+
+async function main(): Promise<void> {
+  const n = eventsWanted();
+  const node = await startLocalNode({ chainId: 8453 });
+  const proxy = await startHostileRpc(node.rpcUrl, { kind: 'well-behaved' });
+  const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+  try {
+    const reg = await deployRegistries(node.rpcUrl, node.privateKeys[0]!);
+    for (let i = 0; i < AGENTS; i++)
+      await registerAgent(reg, node.privateKeys[0]!, `https://agent${i}.example`);
+
+    // Seed: unlocked dev accounts send (eth_sendTransaction in one JSON-RPC batch per block).
+    const t0 = Date.now();
+    const clients = node.accounts.slice(1);
+    let id = 0;
+    for (let sent = 0; sent < n;) {
+      const k = Math.min(PER_BLOCK, n - sent);
+      const batch = Array.from({ length: k }, (_, j) => {
+        const call = giveFeedbackCall(reg, {
+          agentId: (sent + j) % AGENTS,
+          value: (sent + j) % 101,
+          tag1: 'q',
+        });
+        return {
+          jsonrpc: '2.0',
+          id: ++id,
+          method: 'eth_sendTransaction',
+          params: [
+            {
+              from: clients[(sent + j) % clients.length],
+              to: call.to,
+              data: call.data,
+              gas: `0x${call.gas.toString(16)}`,
+            },
+          ],
+        };
+      });
+      await node.request('evm_setAutomine', [false]);
+      const res = (await (
+        await fetch(node.rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(batch),
+        })
+      ).json()) as { error?: { message: string } }[];
+      const bad = res.find((r) => r.error);
+      if (bad) throw new Error(`seeding: ${bad.error!.message}`);
+      await node.request('evm_mine', []);
+      await node.request('evm_setAutomine', [true]);
+      sent += k;
+      if (sent % 20_000 < PER_BLOCK) process.stderr.write(`seeded ${sent}/${n} feedback events\n`);
+    }
+    const pending = await node.request<{ transactions: unknown[] }>('eth_getBlockByNumber', [
+      'pending',
+      false,
+    ]);
+    if (pending.transactions.length > 0) throw new Error('seeding left transactions unmined');
+    const head = Number(await node.request<string>('eth_blockNumber'));
+    const seedS = (Date.now() - t0) / 1000;
+
+    await migrate(db);
+    const base = loadConfig({});
+    const config: Config = {
+      ...base,
+      chains: base.chains.map((c) =>
+        c.network === 'base'
+          ? {
+              ...c,
+              rpcUrl: proxy.url,
+              chainId: 8453,
+              identityRegistry: reg.identityRegistry,
+              reputationRegistry: reg.reputationRegistry,
+              startBlock: 0,
+              confirmations: 0,
+            }
+          : { ...c, enabled: false },
+      ),
+    };
+    const quiet = { info: () => undefined, warn: (l: string) => process.stderr.write(`${l}\n`) };
+    const p0 = performance.now();
+    const ranges: { from: number; to: number }[] = [];
+    const r = await runIndexPass({
+      db,
+      config,
+      log: quiet,
+      afterPass: null,
+      progress: 'off',
+      hooks: { afterBatch: (b) => void ranges.push({ from: b.from, to: b.to }) },
+    });
+    const passS = (performance.now() - p0) / 1000;
+    if (r.status !== 'ok' || r.failed.length) throw new Error(`the pass failed: ${JSON.stringify(r)}`);
+    const c = r.chains[0]!;
+    const [rows] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ratings');
+
+    // The limit: the getLogs requests of the ranges the pass wrote (refused wider ones left out),
+    // straight to the node, one after the other.
+    const requests = proxy.logQueries.length;
+    const filter = proxy.logQueries[0]!;
+    const hex = (n: number) => `0x${n.toString(16)}`;
+    const queries = ranges.map((g) => ({ ...filter, fromBlock: hex(g.from), toBlock: hex(g.to) }));
+    let logs = 0;
+    const g0 = performance.now();
+    for (const [i, q] of queries.entries()) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] });
+      const res = (await (
+        await fetch(node.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      ).json()) as { result: unknown[] };
+      logs += res.result.length;
+    }
+    const rawS = (performance.now() - g0) / 1000;
+
+    // Where the time goes: the scanner alone over the same blocks (getLogs through the proxy,
+    // block times, decoding), no database.
+    const scanner = createEvmScanner(
+      config.chains.find((x) => x.network === 'base')!,
+      {},
+      quiet,
+    );
+    let scanned = 0;
+    const s0 = performance.now();
+    for await (const b of scanner.scan(0, head)) scanned += b.events.length;
+    const scanS = (performance.now() - s0) / 1000;
+
+    const backfillRate = c.events / passS;
+    const rawRate = logs / rawS;
+    const result = {
+      feedback_events: n,
+      chain_blocks: head + 1,
+      seed_seconds: Math.round(seedS),
+      backfill: {
+        events: c.events,
+        ratings_rows: Number(rows!.n),
+        seconds: Math.round(passS * 100) / 100,
+        events_per_second: Math.round(backfillRate),
+        getlogs_requests: requests,
+        batches: ranges.length,
+        census: c.census?.state ?? null,
+      },
+      scan_only: {
+        events: scanned,
+        seconds: Math.round(scanS * 100) / 100,
+        events_per_second: Math.round(scanned / scanS),
+      },
+      raw_getlogs: { logs, seconds: Math.round(rawS * 100) / 100, logs_per_second: Math.round(rawRate) },
+      ratio: Math.round((backfillRate / rawRate) * 1000) / 1000,
+    };
+    console.log(
+      `backfill: ${result.backfill.events} events in ${result.backfill.seconds} s = ${result.backfill.events_per_second} events/s (${requests} getLogs requests, ${ranges.length} batches, census ${result.backfill.census})`,
+    );
+    console.log(
+      `raw eth_getLogs over the same ranges: ${logs} logs in ${result.raw_getlogs.seconds} s = ${result.raw_getlogs.logs_per_second} logs/s`,
+    );
+    console.log(
+      `scanner alone (getLogs via the proxy, block times, decoding; no database): ${scanned} events in ${result.scan_only.seconds} s = ${result.scan_only.events_per_second} events/s`,
+    );
+    console.log(`ratio backfill / raw getLogs: ${result.ratio}`);
+    console.log(`RESULT ${JSON.stringify(result)}`);
+  } finally {
+    await db.close();
+    await proxy.close();
+    await node.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,18 @@
+/**
+ * The Hono types of the HTTP door, in a module of their own so the door's modules that need only
+ * these types (the free-answer cache) do not import src/doors/http/context.ts, which imports them.
+ *
+ * Hono environment: node-server puts the socket in `incoming`. An in-process call made by a door
+ * (MCP tools, A2A dispatch) carries no socket but `inProcessClient`: the rate-limit key of the
+ * client whose POST started it, so the call spends from THAT client's bucket (one client, one
+ * bucket, whatever the door). A call with neither (a test harness calling `app.request`) is not
+ * rate limited.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+
+export type AppEnv = {
+  Bindings: { incoming?: { socket?: { remoteAddress?: string } }; inProcessClient?: string };
+  Variables: { client?: string };
+};
+
+export type App = OpenAPIHono<AppEnv>;

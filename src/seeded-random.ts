@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a tiny seeded PRNG, fully reproducible from its seed. The demo spreads its data with
+ * it; the completeness census draws its sample with it (reproducible from CENSUS_SEED). Not for
+ * anything secret.
+ */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Write statements for ResponseAppended: one row per log, idempotent (keyed by network + tx hash +
+ * log index). The responder is classed when the row is written, from what the index knows of the
+ * agent then: its current owner (`owner`), its `agentWallet` metadata (`operator`), anyone else
+ * (`third_party`). Call it after the batch's ownership and metadata were written.
+ */
+import type { Queryable } from '../db/database.js';
+import type { ResponseEvent } from '../index-events.js';
+import { chunks, count, iso } from './rows.js';
+
+/** Stores responses as logged; returns the rows really inserted. */
+export async function insertResponses(tx: Queryable, responses: readonly ResponseEvent[]): Promise<number> {
+  let n = 0;
+  for (const c of chunks(responses)) {
+    n += await count(
+      tx,
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::numeric[], $7::text[],
+                              $8::text[], $9::text[], $10::bigint[], $11::timestamptz[])
+           AS v(network, tx_hash, log_index, agent_id, rater, feedback_index, responder, response_uri, response_hash,
+                block_number, block_time)),
+       ins AS (
+         INSERT INTO rating_responses (network, tx_hash, log_index, agent_id, rater, feedback_index, responder,
+                                       response_uri, response_hash, responder_class, block_number, block_time)
+         SELECT v.network, v.tx_hash, v.log_index, v.agent_id, v.rater, v.feedback_index, v.responder, v.response_uri,
+                v.response_hash,
+                CASE WHEN a.owner IS NOT NULL AND lower(a.owner) = lower(v.responder) THEN 'owner'
+                     WHEN m.value_hex IS NOT NULL AND lower(m.value_hex) = lower(v.responder) THEN 'operator'
+                     ELSE 'third_party' END,
+                v.block_number, v.block_time
+           FROM v
+           LEFT JOIN agents a ON a.network = v.network AND a.agent_id = v.agent_id
+           LEFT JOIN agent_metadata m ON m.network = v.network AND m.agent_id = v.agent_id AND m.meta_key = 'agentWallet'
+         ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM ins`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.txHash),
+        c.map((e) => e.logIndex),
+        c.map((e) => e.agentId),
+        c.map((e) => e.rater),
+        c.map((e) => e.feedbackIndex),
+        c.map((e) => e.responder),
+        c.map((e) => e.responseUri),
+        c.map((e) => e.responseHash),
+        c.map((e) => e.blockNumber),
+        c.map((e) => iso(e.blockTime)),
+      ],
+    );
+  }
+  return n;
+}

@@ -1,0 +1,303 @@
+/**
+ * A hostile-RPC proxy: an HTTP JSON-RPC server in front of a real node (the local EDR node of the
+ * tests and the demo) that behaves like one public endpoint or another. Modes:
+ *  - `well-behaved`: passes everything through;
+ *  - `truncate`: eth_getLogs over more than `above` blocks answers HTTP 200 with every 5th log
+ *    dropped (about 20 %, as one public Celo endpoint did above ~2,000 blocks);
+ *  - `empty`: eth_getLogs over more than `above` blocks answers `[]`;
+ *  - `cap-results`: eth_getLogs answers at most `max` logs (the first ones), silently;
+ *  - `range-error`: eth_getLogs over more than `above` blocks is refused with the error of one
+ *    provider (`style`), some of which name the range or the limit they would accept;
+ *  - `batch-cap`: a JSON-RPC batch of more than `max` calls is refused;
+ *  - `rate-limit`: `times` requests (every `every`-th) answer HTTP 429, with a Retry-After of
+ *    `retryAfterSeconds` when given; a request arriving before that Retry-After ran out (and more
+ *    than 100 ms after the 429, so not one already in flight) is counted as `early`.
+ * It imports nothing but Node's own modules, so the demo can put it in front of its node too.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Providers whose "range too large" answers the proxy imitates. */
+export const PROVIDER_STYLES = [
+  'alchemy',
+  'infura',
+  'infura-range',
+  'quicknode',
+  'reth',
+  'tenderly',
+  'zksync',
+  'ankr-like',
+] as const;
+export type ProviderStyle = (typeof PROVIDER_STYLES)[number];
+
+export type ProxyMode =
+  | { kind: 'well-behaved' }
+  | { kind: 'truncate'; above: number }
+  | { kind: 'empty'; above: number }
+  | { kind: 'cap-results'; max: number }
+  | { kind: 'range-error'; above: number; style: ProviderStyle }
+  | { kind: 'batch-cap'; max: number }
+  | { kind: 'rate-limit'; every: number; times: number; retryAfterSeconds?: number };
+
+export interface HostileRpc {
+  url: string;
+  /** Requests per JSON-RPC method (batch members counted one by one). */
+  readonly calls: Record<string, number>;
+  /** Widths of the eth_getLogs ranges asked for, in order. */
+  readonly logRanges: number[];
+  /** The eth_getLogs filters asked for, in order (a benchmark replays them against the node). */
+  readonly logQueries: Record<string, unknown>[];
+  /** eth_getLogs answers the proxy spoiled (refused, truncated or emptied). */
+  readonly spoiled: number;
+  /** Logs dropped by `truncate` / `empty`. */
+  readonly droppedLogs: number;
+  /** Batches refused by `batch-cap`. */
+  readonly refusedBatches: number;
+  /** 429 answers, and requests that came before the Retry-After of the last one ran out. */
+  readonly rateLimited: number;
+  readonly early: number;
+  close(): Promise<void>;
+}
+
+interface RpcRequest {
+  jsonrpc?: string;
+  id?: unknown;
+  method?: string;
+  params?: unknown[];
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+/** The JSON-RPC error (and HTTP status) a provider answers for a getLogs range it will not serve. */
+function rangeError(
+  style: ProviderStyle,
+  from: number,
+  span: number,
+  above: number,
+): { status: number; error: Record<string, unknown> } {
+  const to = from + above - 1;
+  switch (style) {
+    case 'alchemy':
+      return {
+        status: 200,
+        error: {
+          code: -32602,
+          message:
+            'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on ' +
+            'the response size, or you can request any block range with a cap of 10K logs in the response. Based on ' +
+            `your parameters, this block range should work: [${hex(from)}, ${hex(to)}]`,
+        },
+      };
+    case 'infura':
+      return {
+        status: 200,
+        error: {
+          code: -32005,
+          message: 'query returned more than 10000 results',
+          data: { from: hex(from), to: hex(to), limit: 10000 },
+        },
+      };
+    case 'infura-range':
+      return { status: 200, error: { code: -32602, message: `range ${span} exceeds limit of ${above}` } };
+    case 'quicknode':
+      return {
+        status: 413,
+        error: {
+          code: -32614,
+          message: `eth_getLogs is limited to a ${above.toLocaleString('en-US')} range`,
+        },
+      };
+    case 'reth':
+      return { status: 200, error: { code: -32602, message: `query exceeds max block range ${above}` } };
+    case 'tenderly':
+      return {
+        status: 200,
+        error: {
+          code: -32602,
+          message: 'invalid params',
+          data: { error_id: '4ed94073', payload: `range ${span} is bigger than range limit ${above}` },
+        },
+      };
+    case 'zksync':
+      return {
+        status: 200,
+        error: {
+          code: -32602,
+          message: `Query returned more than 10000 results. Try with this block range [${hex(from)}, ${hex(to)}].`,
+        },
+      };
+    case 'ankr-like':
+      return { status: 200, error: { code: -32600, message: 'block range is too wide' } };
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+export async function startHostileRpc(upstream: string, mode: ProxyMode): Promise<HostileRpc> {
+  const st = {
+    calls: {} as Record<string, number>,
+    logRanges: [] as number[],
+    logQueries: [] as Record<string, unknown>[],
+    spoiled: 0,
+    droppedLogs: 0,
+    refusedBatches: 0,
+    rateLimited: 0,
+    early: 0,
+    requests: 0,
+    notBefore: 0,
+    limitedAt: 0,
+  };
+
+  async function forward(call: RpcRequest): Promise<{ status: number; body: unknown }> {
+    const up = await fetch(upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(call),
+    });
+    return { status: up.status, body: await up.json() };
+  }
+
+  /** One call, spoiled as the mode says. */
+  async function one(call: RpcRequest): Promise<{ status: number; body: unknown }> {
+    const method = typeof call.method === 'string' ? call.method : '?';
+    st.calls[method] = (st.calls[method] ?? 0) + 1;
+    const filter =
+      method === 'eth_getLogs' ? (call.params?.[0] as Record<string, string> | undefined) : undefined;
+    if (!filter) return forward(call);
+    const from = Number(BigInt(filter.fromBlock ?? '0x0'));
+    const span = Number(BigInt(filter.toBlock ?? '0x0')) - from + 1;
+    st.logRanges.push(span);
+    st.logQueries.push(filter);
+    if (mode.kind === 'range-error' && span > mode.above) {
+      st.spoiled++;
+      const { status, error } = rangeError(mode.style, from, span, mode.above);
+      return { status, body: { jsonrpc: '2.0', id: call.id ?? null, error } };
+    }
+    const answer = await forward(call);
+    const logs = (answer.body as { result?: unknown }).result;
+    if (!Array.isArray(logs) || logs.length === 0) return answer;
+    if (mode.kind === 'truncate' && span > mode.above) {
+      const kept = logs.filter((_, i) => i % 5 !== 4);
+      st.droppedLogs += logs.length - kept.length;
+      if (kept.length < logs.length) st.spoiled++;
+      return { status: 200, body: { ...(answer.body as object), result: kept } };
+    }
+    if (mode.kind === 'cap-results' && logs.length > mode.max) {
+      st.droppedLogs += logs.length - mode.max;
+      st.spoiled++;
+      return { status: 200, body: { ...(answer.body as object), result: logs.slice(0, mode.max) } };
+    }
+    if (mode.kind === 'empty' && span > mode.above) {
+      st.droppedLogs += logs.length;
+      st.spoiled++;
+      return { status: 200, body: { ...(answer.body as object), result: [] } };
+    }
+    return answer;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = await readBody(req);
+    const now = Date.now();
+    // (requests already in flight when the 429 left, arriving within 100 ms of it, are not early)
+    if (now < st.notBefore && now > st.limitedAt + 100) st.early++;
+    st.requests++;
+    if (mode.kind === 'rate-limit' && st.rateLimited < mode.times && st.requests % mode.every === 0) {
+      st.rateLimited++;
+      const headers: Record<string, string> = {};
+      if (mode.retryAfterSeconds !== undefined) {
+        headers['Retry-After'] = String(mode.retryAfterSeconds);
+        st.notBefore = now + mode.retryAfterSeconds * 1000;
+        st.limitedAt = now;
+      }
+      send(
+        res,
+        429,
+        { jsonrpc: '2.0', id: null, error: { code: -32005, message: 'Too Many Requests' } },
+        headers,
+      );
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      send(res, 200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      return;
+    }
+    if (Array.isArray(parsed)) {
+      if (mode.kind === 'batch-cap' && parsed.length > mode.max) {
+        st.refusedBatches++;
+        send(res, 200, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, message: `batch size too large: ${parsed.length} > ${mode.max}` },
+        });
+        return;
+      }
+      const answers = [];
+      for (const call of parsed as RpcRequest[]) answers.push((await one(call)).body);
+      send(res, 200, answers);
+      return;
+    }
+    const { status, body } = await one(parsed as RpcRequest);
+    send(res, status, body);
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent)
+        send(res, 502, { jsonrpc: '2.0', id: null, error: { code: -32603, message: String(e) } });
+    });
+  });
+  server.keepAliveTimeout = 500;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get calls() {
+      return st.calls;
+    },
+    get logRanges() {
+      return st.logRanges;
+    },
+    get logQueries() {
+      return st.logQueries;
+    },
+    get spoiled() {
+      return st.spoiled;
+    },
+    get droppedLogs() {
+      return st.droppedLogs;
+    },
+    get refusedBatches() {
+      return st.refusedBatches;
+    },
+    get rateLimited() {
+      return st.rateLimited;
+    },
+    get early() {
+      return st.early;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
