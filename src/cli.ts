@@ -179,7 +179,7 @@ async function serveCommand(config: Config): Promise<void> {
   // lost database write left only in the journal are recorded now; claims of unknown outcome are
   // decided from the chain (the token's authorizationState through the network's RPC).
   const { openSettlementJournal, replayJournal } = await import('./payments/journal.js');
-  const { chainAuthorizationReader } = await import('./payments/reconcile.js');
+  const { chainAuthorizationReader } = await import('./payments/authorization-state.js');
   const journal = config.paymentJournal ? openSettlementJournal(config.paymentJournal) : null;
   if (journal) {
     const replayed = await replayJournal(db, journal, new Date(), config.receiptReuseSeconds).catch(

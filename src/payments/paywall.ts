@@ -74,7 +74,7 @@ import {
 } from './facilitator.js';
 import { recordJournaled, type JournalSettlement, type SettlementJournal } from './journal.js';
 import { matchTier, tierById, type PriceTier } from './pricing.js';
-import type { AuthorizationReader } from './reconcile.js';
+import { spentOnChain, type AuthorizationReader } from './authorization-state.js';
 import {
   DATABASE_RETRY_AFTER_SECONDS,
   databaseUnavailableBody,
@@ -711,9 +711,11 @@ function receiptExpiry(a: Attempt): Date {
 
 /**
  * A claim whose settlement outcome is unknown, decided from the chain when this context can read
- * it: spent → the settlement is recorded and the retry served (no new charge); unspent → null
- * (the request goes on: verified, the claim taken over, settled once). Without a chain reader
- * (or when it fails), the facilitator's verify decides (see verifySettleAndRun).
+ * it (`spentOnChain`, the decision the reconciliation makes too): spent → the settlement is
+ * recorded and the retry served (no new charge); spent with no transaction visible → in flight
+ * (the reconciliation records it once the transaction shows); unspent → null (the request goes on:
+ * verified, the claim taken over, settled once). Without a chain reader, or when the chain cannot
+ * be read, null too: the facilitator's verify decides (see verifySettleAndRun).
  */
 async function decideUnknown(
   a: Attempt,
@@ -722,23 +724,26 @@ async function decideUnknown(
 ): Promise<PaidResponse | null> {
   if (!a.ctx.readAuthorization) return null;
   const [network, payer, nonce] = p.claimKey;
-  let state;
-  try {
-    state = await a.ctx.readAuthorization({ network, asset: p.requirement.asset, payer, nonce });
-  } catch (err) {
+  const spent = await spentOnChain(
+    a.ctx.readAuthorization,
+    { network, asset: p.requirement.asset, payer, nonce },
+    known.settlement_tx,
+  );
+  if (spent.kind === 'unreadable') {
     logger('paywall').warn(
-      { err: (err as Error).message.slice(0, 200), network },
+      { err: spent.error, network },
       'could not read the authorization state on chain; the facilitator decides',
     );
     return null;
   }
-  if (!state.used) {
+  if (spent.kind === 'unspent') {
     logger('paywall').info({ outcome: 'released', network }, 'unknown settlement found unspent on chain');
     recordPayment('released');
     return null;
   }
-  const tx = state.tx ?? known.settlement_tx;
-  if (!tx) return a.inFlight('this authorization was spent on chain; its settlement is being reconciled');
+  if (spent.kind === 'spent_tx_unknown')
+    return a.inFlight('this authorization was spent on chain; its settlement is being reconciled');
+  const { tx } = spent;
   const receiptKey = known.receipt_key ?? p.receiptKey;
   a.settled = { transaction: tx, network, payer };
   await recordSettlement(a.ctx.db, {

@@ -1,13 +1,18 @@
 /**
  * Reconciliation of payment claims left `settling-unknown` (a settle that timed out, a 5xx, a
- * `settlement_pending`): the chain is the authority. For each such claim the token's
- * `authorizationState(payer, nonce)` is read through the RPC of that payment network (the chain
+ * `settlement_pending`): the chain is the authority. Each such claim is decided by `spentOnChain`
+ * (authorization-state.ts, the same decision the paywall makes on a buyer's retry: the token's
+ * `authorizationState(payer, nonce)` read through the RPC of that payment network, the chain
  * table's `rpcUrl`, e.g. RPC_URL_BASE; the token is the asset the challenges quote there):
  *
- *  - used on chain → the claim becomes `settled` (its settlement transaction found from the token's
+ *  - spent → the claim becomes `settled` (its settlement transaction found from the token's
  *    `AuthorizationUsed(authorizer, nonce)` log, or the one the facilitator had reported), and the
  *    receipt of the buyer's header is written: the buyer's retry with the SAME header for the same
  *    resource is then served from that receipt (answer computed once, no new charge).
+ *  - spent, but no transaction visible (the provider refused the log range and the facilitator
+ *    reported none) → kept `settling-unknown` and reported undecided: settled without a transaction
+ *    there would be no receipt to serve the buyer from; the next run tries again.
+ *  - the chain unreadable (no RPC for the network, an RPC error) → kept and reported undecided.
  *  - unused and `validBefore` passed → it can never be spent any more: the claim is released
  *    (nothing was charged; a retry with that header is refused as expired).
  *  - unused and still valid → left as it is (`pending`): a retry with the same header re-verifies
@@ -19,19 +24,10 @@
  * only kept for the reuse window). Runs periodically in `serve` (PAYMENT_RECONCILE_SECONDS) and
  * once with `repindex reconcile-payments`.
  */
-import {
-  createPublicClient,
-  getAddress,
-  http,
-  parseAbi,
-  parseAbiItem,
-  type Hex,
-  type PublicClient,
-} from 'viem';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { chainAuthorizationReader, spentOnChain, type AuthorizationReader } from './authorization-state.js';
 import { offeredNetworks } from './challenge.js';
-import { chainIdOf } from './exact-checks.js';
 import { replayJournal, type SettlementJournal } from './journal.js';
 import { recordPayment } from '../metrics.js';
 import {
@@ -45,15 +41,6 @@ import {
 } from '../store/payments.js';
 import { logger } from '../log.js';
 
-const tokenAbi = parseAbi([
-  'function authorizationState(address authorizer, bytes32 nonce) view returns (bool)',
-]);
-const authorizationUsed = parseAbiItem(
-  'event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)',
-);
-/** How far back (blocks) the settlement transaction is looked for. */
-const LOG_LOOKBACK_BLOCKS = 50_000n;
-
 interface ReconcileReport {
   /** Settlements replayed from the journal into the database (their DB write had been lost). */
   journaled: number;
@@ -65,60 +52,6 @@ interface ReconcileReport {
   pending: number;
   /** Claims that could not be decided now (no RPC for the network, RPC error), with why. */
   errors: string[];
-}
-
-/** What the chain says about one authorization. */
-interface AuthorizationState {
-  used: boolean;
-  /** The settlement transaction, when found. */
-  tx: string | null;
-}
-
-export type AuthorizationReader = (q: {
-  network: string;
-  asset: string;
-  payer: string;
-  nonce: string;
-}) => Promise<AuthorizationState>;
-
-/** Reads `authorizationState` (and the `AuthorizationUsed` log) through the configured RPC of each network. */
-export function chainAuthorizationReader(config: Config): AuthorizationReader {
-  const clients = new Map<number, PublicClient>();
-  return async ({ network, asset, payer, nonce }) => {
-    const chainId = chainIdOf(network);
-    const chain = config.chains.find((c) => c.kind === 'evm' && c.chainId === chainId);
-    if (chainId === null || !chain) throw new Error(`no RPC configured for payment network ${network}`);
-    let client = clients.get(chainId);
-    if (!client) {
-      client = createPublicClient({
-        transport: http(chain.rpcUrl, { timeout: 15_000, retryCount: 1 }),
-      }) as PublicClient;
-      clients.set(chainId, client);
-    }
-    const token = getAddress(asset);
-    const used = (await client.readContract({
-      address: token,
-      abi: tokenAbi,
-      functionName: 'authorizationState',
-      args: [getAddress(payer), nonce as Hex],
-    })) as boolean;
-    if (!used) return { used, tx: null };
-    let tx: string | null = null;
-    try {
-      const head = await client.getBlockNumber();
-      const logs = await client.getLogs({
-        address: token,
-        event: authorizationUsed,
-        args: { authorizer: getAddress(payer), nonce: nonce as Hex },
-        fromBlock: head > LOG_LOOKBACK_BLOCKS ? head - LOG_LOOKBACK_BLOCKS : 0n,
-        toBlock: head,
-      });
-      tx = logs[0]?.transactionHash ?? null;
-    } catch {
-      // a provider that refuses the range: the claim's own transaction (if any) stands
-    }
-    return { used, tx };
-  };
 }
 
 interface ReconcileOptions {
@@ -166,18 +99,32 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
   for (const c of claims) {
     report.examined += 1;
     const key: ClaimKey = [c.network, c.payer, c.nonce];
-    const asset = assets.get(c.network);
-    let state: AuthorizationState;
-    try {
-      if (!asset) throw new Error(`payment network ${c.network} is not offered`);
-      state = await read({ network: c.network, asset, payer: c.payer, nonce: c.nonce });
-    } catch (err) {
-      report.errors.push(`${c.network} ${c.payer} ${c.nonce}: ${(err as Error).message.slice(0, 200)}`);
+    const spent = await spentOnChain(
+      read,
+      { network: c.network, asset: assets.get(c.network), payer: c.payer, nonce: c.nonce },
+      c.settlement_tx,
+    );
+    if (spent.kind === 'unreadable') {
+      report.errors.push(`${c.network} ${c.payer} ${c.nonce}: ${spent.error}`);
       continue;
     }
-    if (state.used) {
-      const tx = state.tx ?? c.settlement_tx;
-      if (tx && c.receipt_key) {
+    if (spent.kind === 'spent_tx_unknown') {
+      // Spent, but the provider did not show the transaction (a refused or too short log
+      // range): marking it settled would leave a paid buyer with no receipt to be served from.
+      // It stays `settling-unknown` (the buyer's retry answers payment_in_flight) and is tried
+      // again by the next reconciliation; this run reports it as undecided.
+      report.errors.push(
+        `${c.network} ${c.payer} ${c.nonce}: spent on chain, but its settlement transaction was not found; kept for the next run`,
+      );
+      logger('reconcile').warn(
+        { outcome: 'spent_tx_unknown', network: c.network },
+        'unknown settlement spent on chain but its transaction was not found: kept, retried next run',
+      );
+      continue;
+    }
+    if (spent.kind === 'spent') {
+      const { tx } = spent;
+      if (c.receipt_key) {
         await recordSettlement(opts.db, {
           claimKey: key,
           receiptKey: c.receipt_key,
@@ -188,19 +135,6 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
           expires: new Date(now.getTime() + opts.config.receiptReuseSeconds * 1000),
           runStartedAt: null,
         });
-      } else if (!tx) {
-        // Spent, but the provider did not show the transaction (a refused or too short log
-        // range): marking it settled would leave a paid buyer with no receipt to be served from.
-        // It stays `settling-unknown` (the buyer's retry answers payment_in_flight) and is tried
-        // again by the next reconciliation; this run reports it as undecided.
-        report.errors.push(
-          `${c.network} ${c.payer} ${c.nonce}: spent on chain, but its settlement transaction was not found; kept for the next run`,
-        );
-        logger('reconcile').warn(
-          { outcome: 'spent_tx_unknown', network: c.network },
-          'unknown settlement spent on chain but its transaction was not found: kept, retried next run',
-        );
-        continue;
       } else {
         await settleUnknownClaim(opts.db, key, tx);
       }
@@ -212,6 +146,7 @@ export async function reconcilePayments(opts: ReconcileOptions): Promise<Reconci
       report.settled += 1;
       continue;
     }
+    // Unspent: released once it can never be spent any more, else left pending.
     const expired =
       c.valid_before !== null && BigInt(c.valid_before) <= BigInt(Math.floor(now.getTime() / 1000));
     if (expired) {

@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { Database } from '../../db/database.js';
 import type { FacilitatorClient } from '../../payments/facilitator.js';
 import type { SettlementJournal } from '../../payments/journal.js';
-import type { AuthorizationReader } from '../../payments/reconcile.js';
+import type { AuthorizationReader } from '../../payments/authorization-state.js';
 import type { FreeAnswerCache } from './free-cache.js';
 import type { RateLimitStore } from './rate-limit.js';
 
