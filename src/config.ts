@@ -33,7 +33,11 @@ export interface Config {
    * USDC table of src/payments/pricing.ts.
    */
   paymentAssetOverrides?: Readonly<Record<string, string>>;
-  /** `MAX_CONCURRENT_PAID_RUNS`: paid requests answered at once per process (default 16); more get 503 before settlement. */
+  /**
+   * `MAX_CONCURRENT_PAID_RUNS`: paid handler runs at once per process (default 16): a first paid run,
+   * or the answer a settled payment still owes on its retry; more get 503 (before settlement, or
+   * naming the receipt of an owed answer). A receipt reuse replays stored bytes and is not counted.
+   */
   maxConcurrentPaidRuns?: number;
   /** `PAYMENT_RECONCILE_SECONDS`: period of the settling-unknown reconciliation in `serve` (default 300; 0 disables). */
   paymentReconcileSeconds?: number;

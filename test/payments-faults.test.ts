@@ -4,7 +4,9 @@
  * stuck in `settling`; races for one header. The rules: nothing is verified or settled while the
  * database cannot record it (503 database_unavailable + Retry-After, never a 500); a settlement is
  * never a dead end (the retry of the same header is served, from the journal, the receipt or the
- * chain; or the reconciliation records it) and never charged twice; race losers answer
+ * chain; or the reconciliation records it) and never charged twice; an answer owed on such a retry
+ * runs in a paid-run slot (MAX_CONCURRENT_PAID_RUNS: full → 503 `paid_capacity_exhausted` naming
+ * the receipt, the retry served later), a reuse of stored bytes is never capped; race losers answer
  * `payment_in_flight`. The real connection cut (a TCP proxy in front of PostgreSQL) is in
  * db-unavailable-pg.test.ts.
  */
@@ -56,10 +58,10 @@ describe('paid calls under database faults', () => {
   let journalPath: string;
   let journal: SettlementJournal;
 
-  /** An app on the faulty database; `opts` chooses the journal and the chain reader. */
-  function appWith(opts: { journal?: boolean; chain?: boolean } = {}) {
+  /** An app on the faulty database; `opts` chooses the journal, the chain reader and MAX_CONCURRENT_PAID_RUNS. */
+  function appWith(opts: { journal?: boolean; chain?: boolean; maxRuns?: number } = {}) {
     const ctx: AppContext = {
-      config,
+      config: opts.maxRuns ? { ...config, maxConcurrentPaidRuns: opts.maxRuns } : config,
       db: f.db,
       now: () => new Date(),
       facilitator: stub,
@@ -257,6 +259,77 @@ describe('paid calls under database faults', () => {
       expect(res.outcome).toBe('served_on_retry');
     }
     expect(stub.settles).toHaveLength(2);
+  });
+
+  it('an answer owed on a retry runs in a paid-run slot: full → 503 paid_capacity_exhausted with the receipt, nothing lost; stored bytes are replayed even when full', async () => {
+    const app = appWith({ journal: true, maxRuns: 1 });
+    // A settlement whose answer is owed: settled, journaled, its database record failed.
+    const p = paymentPayload();
+    const owed = encodePaymentSignatureHeader(p);
+    const nonce = (p.payload as { authorization: { nonce: string } }).authorization.nonce;
+    stub.afterSettle = () => f.failNextTransaction();
+    const first = await pay(app, owed);
+    stub.afterSettle = null;
+    expect(first.outcome).toBe('settled_unserved');
+    const tx = stub.settles.at(-1)!;
+    // A paid answer already stored with its receipt.
+    const stored = payment();
+    const paid = await pay(app, stored);
+    expect(paid.res.status).toBe(200);
+
+    // The only paid-run slot held by a paid call waiting in verify.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const verify = stub.verify.bind(stub);
+    let entered = 0;
+    stub.verify = async (payload, r) => {
+      entered += 1;
+      await gate;
+      return verify(payload, r);
+    };
+    let held: ReturnType<typeof pay> | undefined;
+    try {
+      held = pay(app, payment());
+      while (entered < 1) await new Promise((r) => setTimeout(r, 5));
+      const runsBefore = runs.count;
+      // Twice: from the journal (the settlement is recorded, its answer owed), then from the
+      // receipt that leaves (no stored bytes). Neither runs the handler; both name the receipt.
+      for (let i = 0; i < 2; i++) {
+        const busy = await pay(app, owed);
+        expect(busy.res.status).toBe(503);
+        expect(busy.res.headers.get('retry-after')).toBe('5');
+        expect(busy.res.headers.get('x-payment-receipt')).toBe(tx);
+        expect(busy.body).toMatchObject({
+          error: 'paid_capacity_exhausted',
+          retryable: true,
+          retry_after_seconds: 5,
+        });
+        expect(busy.body.message).toMatch(/was settled/);
+        expect(busy.outcome).toBe('refused:paid_capacity_exhausted');
+      }
+      expect(runs.count).toBe(runsBefore);
+      expect(await claimStatus(nonce)).toBe('settled');
+      // Stored bytes run nothing: replayed while the slot is taken.
+      const reused = await pay(app, stored);
+      expect(reused.res.status).toBe(200);
+      expect(reused.res.headers.get('x-payment-reused')).toBe('true');
+      expect(reused.text).toBe(paid.text);
+      expect(runs.count).toBe(runsBefore);
+      release();
+      expect((await held).res.status).toBe(200);
+    } finally {
+      release();
+      await held;
+      stub.verify = verify;
+    }
+    // A slot free again: the same header is served, once, with no new charge.
+    const settles = stub.settles.length;
+    const retry = await pay(app, owed);
+    expect(retry.res.status).toBe(200);
+    expect(retry.outcome).toBe('served_on_retry');
+    expect(retry.res.headers.get('x-payment-receipt')).toBe(tx);
+    expect((await pay(app, owed)).res.headers.get('x-payment-reused')).toBe('true');
+    expect(stub.settles).toHaveLength(settles);
   });
 
   it('race losers for one header answer payment_in_flight with Retry-After, then are served', async () => {

@@ -8,8 +8,11 @@
  *  4. Header too large / not base64 / not JSON / wrong shape → 402 `invalid_payment_header`.
  *  5. Receipt reuse: sha256(header + "\n" + canonical resource), unexpired → the EXACT bytes (and
  *     status) of the answer that was paid for, stored with the receipt: no query re-runs, nothing
- *     is written, `X-Payment-Reused: true`. (A receipt whose paid run never stored its answer,
- *     because that run failed after settling, runs the handler once under a lease and stores it.)
+ *     is written, `X-Payment-Reused: true`; not counted against MAX_CONCURRENT_PAID_RUNS (no
+ *     handler runs). A receipt whose paid run never stored its answer (that run failed after
+ *     settling, or the settlement was recorded later from the journal or the chain) owes it: the
+ *     handler runs once, under a lease, in a paid-run slot like a first run (step 8's cap: full →
+ *     503 `paid_capacity_exhausted` naming the receipt; the retry of the same header is served).
  *  6. Local checks, no network (src/payments/exact-checks.ts): the payload's `resource` and every
  *     field of `accepted` must match this request's requirement for that network, the signed
  *     authorization must pay exactly the amount to the treasury → else 402
@@ -22,8 +25,9 @@
  *     than PAYMENT_SETTLE_TIMEOUT_SECONDS (then decided like a `settling-unknown` one: from the chain,
  *     spent → recorded and served, unspent → verified and settled below); already paid → its
  *     receipt when a request racing this one has just stored it, else 402 `payment_already_used`.
- *  8. Capacity: more than `MAX_CONCURRENT_PAID_RUNS` paid runs in this process → 503
- *     `paid_capacity_exhausted` + Retry-After, before the facilitator is asked (nothing consumed).
+ *  8. Capacity: `MAX_CONCURRENT_PAID_RUNS` paid handler runs already in this process (first runs and
+ *     answers owed on a retry, `inPaidRunSlot`) → 503 `paid_capacity_exhausted` + Retry-After,
+ *     before the facilitator is asked (nothing consumed).
  *  9. Facilitator verify → invalid: 402 with its reason; unreachable: 503 `facilitator_unavailable`.
  * 10. handler.validate → 404/422 answered as is, WITHOUT settling: the authorization stays unused.
  * 11. Atomic claim of (network, payer, nonce) (INSERT … ON CONFLICT DO NOTHING) → taken (a race for
@@ -273,11 +277,13 @@ function facilitatorUnavailableBody(message?: string) {
   };
 }
 
-function paidCapacityBody() {
+/** `settled`: the payment was settled already and its answer is owed (served on a retry). */
+function paidCapacityBody(settled: boolean) {
   return {
     error: 'paid_capacity_exhausted',
-    message:
-      'Too many paid requests are being answered right now. Nothing was verified, settled or charged: retry the identical request with the SAME X-PAYMENT after Retry-After; never re-sign.',
+    message: settled
+      ? 'Your payment was settled (X-Payment-Receipt), but too many paid requests are being answered right now to prepare its answer. Retry the identical request with the SAME X-PAYMENT after Retry-After: it is answered then, with no new charge; never re-sign.'
+      : 'Too many paid requests are being answered right now. Nothing was verified, settled or charged: retry the identical request with the SAME X-PAYMENT after Retry-After; never re-sign.',
     retryable: true,
     retry_after_seconds: RETRY_AFTER_SECONDS,
   };
@@ -406,21 +412,29 @@ async function steps(a: Attempt): Promise<PaidResponse> {
   if (!('claimKey' in checked)) return checked;
   const known = await refuseKnownClaim(a, checked);
   if (known) return known;
+  // Capacity: refused before anything is verified or settled.
+  return inPaidRunSlot(a, () => verifySettleAndRun(a, checked));
+}
 
-  // Capacity: refuse before anything is verified or settled.
+/**
+ * Runs `run` in one of this process's paid-run slots (MAX_CONCURRENT_PAID_RUNS): every paid handler
+ * run holds one, the first run of a payment (verify, settle, run) and an answer owed on a retry
+ * (computed from its receipt) alike. A request that already holds a slot keeps it (a race loser
+ * served from the winner's receipt inside verifySettleAndRun); none free → 503
+ * `paid_capacity_exhausted` + Retry-After, and nothing is consumed (retry the same header). Taking
+ * and giving back a slot are synchronous, so no two requests take the last one.
+ */
+async function inPaidRunSlot(a: Attempt, run: () => Promise<PaidResponse>): Promise<PaidResponse> {
+  if (a.holdsSlot) return run();
   const max = a.ctx.config.maxConcurrentPaidRuns ?? DEFAULT_MAX_CONCURRENT_PAID_RUNS;
-  if (a.capacity.active >= max) {
-    return a.finish(
-      'busy',
-      json(503, paidCapacityBody(), { 'Retry-After': String(RETRY_AFTER_SECONDS), ...NO_STORE }),
-      'paid_capacity_exhausted',
-    );
-  }
+  if (a.capacity.active >= max) return a.busy();
   a.capacity.active += 1;
+  a.holdsSlot = true;
   try {
-    return await verifySettleAndRun(a, checked);
+    return await run();
   } finally {
     a.capacity.active -= 1;
+    a.holdsSlot = false;
   }
 }
 
@@ -458,6 +472,8 @@ function attempt<I>(
      * `settled_unserved` with its receipt, never "nothing was charged".
      */
     settled: null as Settlement | null,
+    /** Whether this request holds one of the process's paid-run slots (inPaidRunSlot). */
+    holdsSlot: false,
     /** Every answer leaves through here: the outcome is recorded once, with the answer. */
     finish(outcome: PaidOutcome, res: PaidResponse, error?: string): PaidResponse {
       record(req.request, outcome, error);
@@ -479,6 +495,23 @@ function attempt<I>(
       });
       const headers = retry ? { ...ch.headers, 'Retry-After': String(retry.afterSeconds) } : ch.headers;
       return a.finish('rejected', json(402, ch.body, headers), code);
+    },
+    /**
+     * 503 `paid_capacity_exhausted`: every paid-run slot is taken. Before settlement nothing was
+     * verified or settled; for a settled payment whose answer is owed, the answer names its receipt
+     * (the retry of the same header is served, never charged again).
+     */
+    busy(): PaidResponse {
+      const s = a.settled;
+      return a.finish(
+        'busy',
+        json(503, paidCapacityBody(s !== null), {
+          'Retry-After': String(RETRY_AFTER_SECONDS),
+          ...(s ? settlementHeaders(s) : {}),
+          ...NO_STORE,
+        }),
+        'paid_capacity_exhausted',
+      );
     },
     /** 503 `facilitator_unavailable`: nothing was consumed, retry the same header. */
     unavailable(): PaidResponse {
@@ -603,25 +636,32 @@ async function serveReceipt(
 ): Promise<PaidResponse> {
   const settlement = { transaction: receipt.settlement_tx, network: receipt.network, payer: receipt.payer };
   a.settled = settlement;
+  // Stored bytes: replayed as they are, outside the paid-run slots (no handler runs: one
+  // primary-key read, as cheap as a free answer, and refusing it would keep a paid answer from
+  // its buyer for nothing).
   if (receipt.body !== null)
     return a.paidAnswer(receipt.body, Number(receipt.body_status ?? 200), settlement, 'reused');
-  // Compute it once, under a lease, so concurrent replays never run it twice.
-  const staleBefore = new Date(a.now.getTime() - ANSWER_LEASE_SECONDS * 1000);
-  if (!(await leaseReceiptRun(a.ctx.db, receiptKey, a.now, staleBefore))) {
-    return a.reject(
-      'payment_in_flight',
-      'the answer paid by this authorization is being computed by another request right now',
-      {
-        nextAction:
-          'Retry the identical request with the SAME X-PAYMENT after Retry-After: the paid answer is being prepared and will be served from its receipt; never re-sign meanwhile.',
-        afterSeconds: RETRY_AFTER_SECONDS,
-      },
-    );
-  }
-  const v = await a.handler.validate(a.ctx, a.raw);
-  if (!v.ok) return a.refused(v.status, v.body);
-  const out = await runAndStore(a.ctx, a.handler, v.input, receiptKey, receipt.settlement_tx);
-  return a.paidAnswer(out.text, out.status, settlement, 'served_on_retry');
+  // The answer is owed: the handler runs, in a paid-run slot like a first run (taken before the
+  // lease, so a refusal leaves the lease free for the retry).
+  return inPaidRunSlot(a, async () => {
+    // Compute it once, under a lease, so concurrent replays never run it twice.
+    const staleBefore = new Date(a.now.getTime() - ANSWER_LEASE_SECONDS * 1000);
+    if (!(await leaseReceiptRun(a.ctx.db, receiptKey, a.now, staleBefore))) {
+      return a.reject(
+        'payment_in_flight',
+        'the answer paid by this authorization is being computed by another request right now',
+        {
+          nextAction:
+            'Retry the identical request with the SAME X-PAYMENT after Retry-After: the paid answer is being prepared and will be served from its receipt; never re-sign meanwhile.',
+          afterSeconds: RETRY_AFTER_SECONDS,
+        },
+      );
+    }
+    const v = await a.handler.validate(a.ctx, a.raw);
+    if (!v.ok) return a.refused(v.status, v.body);
+    const out = await runAndStore(a.ctx, a.handler, v.input, receiptKey, receipt.settlement_tx);
+    return a.paidAnswer(out.text, out.status, settlement, 'served_on_retry');
+  });
 }
 
 /** Serves the receipt of a settlement just recorded (journal, chain) to the buyer's retry. */
