@@ -13,7 +13,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:chaos
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +24,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { nonceOf, signPayment, startLocalPayments } from '../test/helpers/local-facilitator.js';
 import { pgTarget, startPgProxy } from '../test/helpers/pg-proxy.js';
+import { startServeProcess, type ServeProcess } from '../test/helpers/serve-process.js';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 if (!DATABASE_URL) {
@@ -52,7 +53,7 @@ const u = new URL(DATABASE_URL);
 u.searchParams.set('options', `-c search_path=${schema}`);
 const schemaUrl = u.toString();
 const dir = mkdtempSync(join(tmpdir(), 'repindex-chaos-'));
-const children: ChildProcess[] = [];
+const serves: ServeProcess[] = [];
 const rail = await startLocalPayments();
 const proxy = await startPgProxy(pgTarget(DATABASE_URL));
 
@@ -80,18 +81,17 @@ const tap = createServer((req, res) => {
 await new Promise<void>((r) => tap.listen(0, '127.0.0.1', r));
 const facilitatorUrl = `http://127.0.0.1:${(tap.address() as AddressInfo).port}`;
 
-async function serve(name: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'repindex.js'), 'serve'], {
-    cwd: ROOT,
+async function serve(name: string): Promise<ServeProcess> {
+  const p = await startServeProcess({
+    name,
+    // A user's serve: V8's defaults (not the suite's short-lived flags).
+    shortLived: false,
+    startTimeoutMs: 120_000,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
       DATABASE_URL: proxy.urlFor(schemaUrl),
       DATA_DIR: join(dir, name),
       PAYMENT_JOURNAL: join(dir, `${name}.jsonl`),
-      PORT: '0',
       LOG_LEVEL: 'info',
-      INDEXER_PERIOD_SECONDS: '0',
       PAYMENT_RECONCILE_SECONDS: '0',
       PAYMENT_SETTLE_TIMEOUT_SECONDS: String(SETTLE_TIMEOUT),
       RATE_LIMIT_RPS: '100000',
@@ -101,28 +101,14 @@ async function serve(name: string): Promise<{ child: ChildProcess; url: string }
       X402_ASSET_BASE: rail.token,
       RPC_URL_BASE: rail.node.rpcUrl,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
-  let out = '';
-  child.on('exit', (code, signal) => {
+  serves.push(p);
+  p.child.on('exit', (code, signal) => {
     if (signal === 'SIGKILL') return;
-    const tail = out.trim().split('\n').slice(-15).join('\n');
+    const tail = p.out().trim().split('\n').slice(-15).join('\n');
     console.log(`[chaos] serve ${name} exited (${code ?? signal}); its last lines:\n${tail}`);
   });
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, url: await waitListening(child, () => out, name) };
-}
-
-async function waitListening(child: ChildProcess, out: () => string, name: string): Promise<string> {
-  for (let i = 0; i < 600; i++) {
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out());
-    if (m) return m[1]!;
-    if (child.exitCode !== null) throw new Error(`serve ${name} exited: ${out()}`);
-    await sleep(200);
-  }
-  throw new Error(`serve ${name} did not start: ${out()}`);
+  return p;
 }
 
 const statuses = new Map<string, number>();
@@ -133,7 +119,7 @@ try {
   const db = await openDatabase({ databaseUrl: schemaUrl, dataDir: 'memory://' });
   await migrate(db);
   await db.close();
-  const procs: { child: ChildProcess; url: string }[] = [];
+  const procs: ServeProcess[] = [];
   for (const name of ['a', 'b', 'c']) procs.push(await serve(name));
   const challenge = await (await fetch(`${procs[1]!.url}${PATH}`)).json();
   const signed: Awaited<ReturnType<typeof signPayment>>[] = [];
@@ -250,12 +236,7 @@ try {
   };
   console.log(`RESULT ${JSON.stringify(result)}`);
 } finally {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  await Promise.all(
-    children.map((c) =>
-      c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
-    ),
-  );
+  await Promise.all(serves.map((p) => p.kill()));
   await proxy.close();
   await new Promise<void>((r) => tap.close(() => r()));
   await rail.close();

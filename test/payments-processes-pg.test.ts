@@ -5,13 +5,12 @@
  *    the machine's PostgreSQL is never stopped): free and paid routes answer 503
  *    `database_unavailable`, /health 200, /ready 503, the process survives its pool's errors; the
  *    connection cut between settle and record: 503 naming the receipt, the retry served once;
- *  - two `repindex serve` processes on one database, the real x402 rail (a local chain, the EIP-3009
+ *  - two `repindex serve` processes (helpers/serve-process.ts) on one database, the real x402 rail (a local chain, the EIP-3009
  *    token, the x402 facilitator library behind HTTP): one process SIGKILLed between settle and
  *    record; the buyer's retry on the other process is decided from the chain and served, never
  *    charged twice; concurrent requests with one header on both processes settle once, the losers
  *    answer `payment_in_flight`.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,7 +26,7 @@ import { claimAuthorization } from '../src/store/payments.js';
 import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js';
 import { nonceOf, signPayment, startLocalPayments, type LocalPayments } from './helpers/local-facilitator.js';
 import { pgTarget, startPgProxy, type PgProxy } from './helpers/pg-proxy.js';
-import { ROOT, repindexArgs } from './helpers/repindex-bin.js';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { tempDir } from './helpers/tmp.js';
 import { payment, paymentPayload, StubFacilitator, TREASURY } from './helpers/x402-stub.js';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
@@ -172,30 +171,21 @@ async function startFacilitatorTap(upstream: string) {
   return tap;
 }
 
-interface Serve {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  out: () => string;
-}
-
 describe.skipIf(testDbKind !== 'postgres')('two serve processes on one PostgreSQL (real x402 rail)', () => {
   let rail: LocalPayments;
   let t: TestDatabase;
   let tap: Awaited<ReturnType<typeof startFacilitatorTap>>;
-  const children: ChildProcessWithoutNullStreams[] = [];
+  const serves: ServeProcess[] = [];
   let dir: string;
 
-  async function startServe(name: string): Promise<Serve> {
-    const child = spawn(process.execPath, repindexArgs(['serve']), {
-      cwd: ROOT,
+  /** A `serve` on the test database, the local rail and the tap; its own journal and data folder. */
+  async function startServe(name: string): Promise<ServeProcess> {
+    const serve = await startServeProcess({
+      name,
       env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
         DATABASE_URL: t.url!,
         DATA_DIR: join(dir, name),
         PAYMENT_JOURNAL: join(dir, `${name}.jsonl`),
-        PORT: '0',
-        INDEXER_PERIOD_SECONDS: '0',
         PAYMENT_RECONCILE_SECONDS: '0',
         PAYMENT_SETTLE_TIMEOUT_SECONDS: '1',
         TREASURY_ADDRESS: rail.treasury,
@@ -204,23 +194,8 @@ describe.skipIf(testDbKind !== 'postgres')('two serve processes on one PostgreSQ
         RPC_URL_BASE: rail.node.rpcUrl,
       },
     });
-    children.push(child);
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve ${name} did not start: ${out}`)), 200_000);
-      const check = () => {
-        const m = /"msg":"listening on (http:\/\/[^ "]+)/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      };
-      child.stdout.on('data', check);
-      child.on('exit', (code) => reject(new Error(`serve ${name} exited ${code}: ${out}`)));
-    });
-    return { child, url, out: () => out };
+    serves.push(serve);
+    return serve;
   }
 
   beforeAll(async () => {
@@ -230,12 +205,7 @@ describe.skipIf(testDbKind !== 'postgres')('two serve processes on one PostgreSQ
     dir = tempDir('repindex-serve2-');
   }, 240_000);
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(
-      children.map((c) =>
-        c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
-      ),
-    );
+    await Promise.all(serves.map((s) => s.kill()));
     await new Promise<void>((r) => (tap ? tap.server.close(() => r()) : r()));
     await t?.close();
     await rail?.close();
