@@ -20,11 +20,11 @@ import {
   dumpNetwork,
   quietLogger,
   startLocalChain,
-  startRpcProxy,
   target,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
 import { repindexArgs } from './helpers/repindex-bin.js';
+import { startHostileRpc } from './helpers/rpc-proxy.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const OTHER_EVM = [
@@ -182,7 +182,11 @@ describe('repindex index --once', () => {
 
   it('survives SIGKILL mid-pass: the restarted pass ends with exactly the rows of an uninterrupted run', async () => {
     // A slow node that serves one block per getLogs: the pass writes many small batches.
-    const proxy = await startRpcProxy(chain.node.rpcUrl, { maxLogRange: 1, delayAllMs: 25 });
+    const proxy = await startHostileRpc(
+      chain.node.rpcUrl,
+      { kind: 'range-error', above: 1, message: 'query returned more than 10000 results' },
+      { delayMs: 25 },
+    );
     cleanups.push(() => proxy.close());
     const db = await childDatabase();
     const env = {

@@ -16,10 +16,10 @@ import {
   dumpNetwork,
   quietLogger,
   startLocalChain,
-  startRpcProxy,
   target,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
+import { startHostileRpc } from './helpers/rpc-proxy.js';
 
 let chain: LocalChain;
 let t: TestDatabase;
@@ -150,7 +150,11 @@ describe('crash safety', () => {
 
 describe('adaptive ranges and retries', () => {
   it('halves the range against a node that rejects wide getLogs, and still gets every row', async () => {
-    const proxy = await startRpcProxy(chain.node.rpcUrl, { maxLogRange: 4 });
+    const proxy = await startHostileRpc(chain.node.rpcUrl, {
+      kind: 'range-error',
+      above: 4,
+      message: 'query returned more than 10000 results',
+    });
     try {
       const config = configFor([{ ...target(chain, { network: 'polygon' }), rpcUrl: proxy.url }]);
       const log = quietLogger();
@@ -158,7 +162,7 @@ describe('adaptive ranges and retries', () => {
       expect(r.status === 'ok' && r.failed).toEqual([]);
       if (r.status !== 'ok') return;
       const scan = r.chains[0]!.scan!;
-      expect(proxy.refused).toBeGreaterThan(0);
+      expect(proxy.spoiled).toBeGreaterThan(0);
       expect(scan.halvings).toBeGreaterThan(0);
       expect(scan.minRange).toBeLessThanOrEqual(4);
       expect(Math.max(...proxy.servedRanges)).toBeLessThanOrEqual(4);
@@ -175,9 +179,10 @@ describe('adaptive ranges and retries', () => {
   });
 
   it('understands "block range too large" wording too', async () => {
-    const proxy = await startRpcProxy(chain.node.rpcUrl, {
-      maxLogRange: 7,
-      rangeMessage: 'eth_getLogs block range too large, max 7',
+    const proxy = await startHostileRpc(chain.node.rpcUrl, {
+      kind: 'range-error',
+      above: 7,
+      message: 'eth_getLogs block range too large, max 7',
     });
     try {
       const config = configFor([{ ...target(chain, { network: 'celo' }), rpcUrl: proxy.url }]);
@@ -191,7 +196,7 @@ describe('adaptive ranges and retries', () => {
   });
 
   it('halves the range on timeouts', async () => {
-    const proxy = await startRpcProxy(chain.node.rpcUrl, { delayAbove: { range: 8, ms: 1_000 } });
+    const proxy = await startHostileRpc(chain.node.rpcUrl, { kind: 'slow-range', above: 8, ms: 1_000 });
     try {
       const config = configFor([{ ...target(chain, { network: 'ethereum' }), rpcUrl: proxy.url }]);
       const r = await runIndexPass({
@@ -216,7 +221,7 @@ describe('adaptive ranges and retries', () => {
       ['bsc', 429],
       ['monad', 503],
     ] as const) {
-      const proxy = await startRpcProxy(chain.node.rpcUrl, { failFirst: { count: 3, status } });
+      const proxy = await startHostileRpc(chain.node.rpcUrl, { kind: 'fail-first', times: 3, status });
       try {
         const config = configFor([{ ...target(chain, { network }), rpcUrl: proxy.url }]);
         const r = await runIndexPass({
@@ -228,7 +233,7 @@ describe('adaptive ranges and retries', () => {
         });
         expect(r.status === 'ok' && r.failed).toEqual([]);
         if (r.status !== 'ok') return;
-        expect(proxy.injected).toBe(3);
+        expect(proxy.failed).toBe(3);
         expect(r.chains[0]!.scan!.retries).toBe(3);
         expect(await dumpNetwork(t.db, network)).toEqual(reference);
       } finally {
@@ -238,7 +243,7 @@ describe('adaptive ranges and retries', () => {
   });
 
   it('gives up after bounded attempts', async () => {
-    const proxy = await startRpcProxy(chain.node.rpcUrl, { failFirst: { count: 1_000, status: 502 } });
+    const proxy = await startHostileRpc(chain.node.rpcUrl, { kind: 'fail-first', times: 1_000, status: 502 });
     try {
       const config = configFor([{ ...target(chain, { network: 'robinhood' }), rpcUrl: proxy.url }]);
       const r = await runIndexPass({
@@ -249,7 +254,7 @@ describe('adaptive ranges and retries', () => {
         scan: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 4 },
       });
       expect(r.status === 'ok' && r.failed).toEqual(['robinhood']);
-      expect(proxy.injected).toBe(4);
+      expect(proxy.failed).toBe(4);
       expect((await checkpoint('robinhood')).last_error).toMatch(/after 4 attempts/);
     } finally {
       await proxy.close();
@@ -259,7 +264,7 @@ describe('adaptive ranges and retries', () => {
 
 describe("the operator's retry policy", () => {
   it('RPC_MAX_ATTEMPTS bounds the attempts and RPC_RETRY_BASE_MS sets the first backoff (doubling)', async () => {
-    const proxy = await startRpcProxy(chain.node.rpcUrl, { failFirst: { count: 1_000, status: 502 } });
+    const proxy = await startHostileRpc(chain.node.rpcUrl, { kind: 'fail-first', times: 1_000, status: 502 });
     try {
       const operator = loadConfig({ RPC_MAX_ATTEMPTS: '3', RPC_RETRY_BASE_MS: '40' });
       const config = configFor([{ ...target(chain, { network: 'celo' }), rpcUrl: proxy.url }], {
@@ -269,7 +274,7 @@ describe("the operator's retry policy", () => {
       const log = quietLogger();
       const r = await runIndexPass({ db: t.db, config, log, afterPass: null });
       expect(r.status === 'ok' && r.failed).toEqual(['celo']);
-      expect(proxy.injected).toBe(3);
+      expect(proxy.failed).toBe(3);
       expect((await checkpoint('celo')).last_error).toMatch(/after 3 attempts/);
       // Backoff before retry n: 40·2^(n−1) ms, jittered over its upper half.
       const delays = log.debugs.map((l) => /retry (\d+)\/2 in (\d+) ms/.exec(l)).filter((m) => m !== null);

@@ -1,9 +1,10 @@
 /**
  * Shared fixtures of the indexer tests: a local chain with the registries deployed, a Config that
- * points chosen networks at local nodes (every other chain disabled), a JSON-RPC proxy that can
- * refuse wide getLogs ranges or answer 429, a quiet logger and a dump of every indexed row.
+ * points chosen networks at local nodes (every other chain disabled), an RPC address where nothing
+ * listens, a quiet logger and a dump of every indexed row. The JSON-RPC proxy that spoils a node's
+ * answers (wide getLogs ranges refused or held, 429s, 5xx, …) is test/helpers/rpc-proxy.ts.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startLocalNode, type LocalNode } from '../../src/demo/local-node.js';
 import { deployRegistries, type Registries } from '../../src/demo/registries.js';
@@ -117,111 +118,6 @@ export async function dumpIndex(db: Queryable, networks?: string[]): Promise<Rec
   for (const [t, o] of Object.entries(order))
     out[t] = await db.query(`SELECT ${columns[t] ?? '*'} FROM ${t} ${where} ORDER BY ${o}`, params);
   return out;
-}
-
-// ------------------------------------------------------------------ JSON-RPC proxy
-
-export interface RpcProxy {
-  url: string;
-  /** getLogs ranges (toBlock − fromBlock + 1) the upstream actually served. */
-  servedRanges: number[];
-  /** getLogs requests refused as too wide. */
-  refused: number;
-  /** Requests answered with an injected HTTP error. */
-  injected: number;
-  close(): Promise<void>;
-}
-
-export interface RpcProxyOptions {
-  /** Refuse eth_getLogs spanning more than this many blocks with a JSON-RPC error. */
-  maxLogRange?: number;
-  /** The error message of a refused range. */
-  rangeMessage?: string;
-  /** Answer the first N requests (of any method) with this HTTP status. */
-  failFirst?: { count: number; status: number };
-  /** Delay every request by this many ms (a slow node). */
-  delayAllMs?: number;
-  /** Hold eth_getLogs spanning more than `range` blocks for `ms` before answering (timeouts). */
-  delayAbove?: { range: number; ms: number };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-export async function startRpcProxy(upstream: string, opts: RpcProxyOptions): Promise<RpcProxy> {
-  const state = { servedRanges: [] as number[], refused: 0, injected: 0 };
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const body = await readBody(req);
-      if (opts.failFirst && state.injected < opts.failFirst.count) {
-        state.injected++;
-        res.writeHead(opts.failFirst.status, { 'Content-Type': 'text/plain' }).end('injected failure');
-        return;
-      }
-      if (opts.delayAllMs) await new Promise((r) => setTimeout(r, opts.delayAllMs));
-      const msg = JSON.parse(body) as {
-        id: unknown;
-        method: string;
-        params?: { fromBlock: string; toBlock: string }[];
-      };
-      if (!Array.isArray(msg) && msg.method === 'eth_getLogs' && msg.params?.[0]) {
-        const p = msg.params[0];
-        const span = Number(BigInt(p.toBlock) - BigInt(p.fromBlock)) + 1;
-        if (opts.maxLogRange !== undefined && span > opts.maxLogRange) {
-          state.refused++;
-          res.writeHead(200, { 'Content-Type': 'application/json' }).end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: msg.id,
-              error: { code: -32005, message: opts.rangeMessage ?? 'query returned more than 10000 results' },
-            }),
-          );
-          return;
-        }
-        if (opts.delayAbove && span > opts.delayAbove.range) {
-          state.refused++;
-          await new Promise((r) => setTimeout(r, opts.delayAbove!.ms));
-          if (!res.writable) return;
-        } else {
-          state.servedRanges.push(span);
-        }
-      }
-      const up = await fetch(upstream, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-      });
-      res.writeHead(up.status, { 'Content-Type': 'application/json' }).end(await up.text());
-    })().catch((e: unknown) => {
-      res.writeHead(500).end(String(e));
-    });
-  });
-  server.keepAliveTimeout = 500;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    get servedRanges() {
-      return state.servedRanges;
-    },
-    get refused() {
-      return state.refused;
-    },
-    get injected() {
-      return state.injected;
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
 }
 
 /** A 127.0.0.1 URL where nothing listens (a server bound then closed). */

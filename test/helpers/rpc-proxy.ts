@@ -7,12 +7,18 @@
  *  - `empty`: eth_getLogs over more than `above` blocks answers `[]`;
  *  - `cap-results`: eth_getLogs answers at most `max` logs (the first ones), silently;
  *  - `range-error`: eth_getLogs over more than `above` blocks is refused with the error of one
- *    provider (`style`), some of which name the range or the limit they would accept;
+ *    provider (`style`), some of which name the range or the limit they would accept, or with a
+ *    bare error (-32005) of the given `message`, which names none;
+ *  - `slow-range`: eth_getLogs over more than `above` blocks is held `ms` before it is forwarded
+ *    (a node that times out on wide ranges); a client that gave up meanwhile gets nothing;
  *  - `batch-cap`: a JSON-RPC batch of more than `max` calls is refused;
  *  - `rate-limit`: `times` requests (every `every`-th) answer HTTP 429, with a Retry-After of
  *    `retryAfterSeconds` when given; a request arriving before that Retry-After ran out (and more
- *    than 100 ms after the 429, so not one already in flight) is counted as `early`.
- * It imports nothing but Node's own modules, so the demo can put it in front of its node too.
+ *    than 100 ms after the 429, so not one already in flight) is counted as `early`;
+ *  - `fail-first`: the first `times` requests, of any method, answer HTTP `status` with a plain
+ *    text body (a node that is down or overloaded: 429 without Retry-After, 502, 503).
+ * With any mode, `delayMs` (the third argument) holds every other request that long first (a slow
+ * node). It imports nothing but Node's own modules, so the demo can put it in front of its node too.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,8 +42,16 @@ export type ProxyMode =
   | { kind: 'empty'; above: number }
   | { kind: 'cap-results'; max: number }
   | { kind: 'range-error'; above: number; style: ProviderStyle }
+  | { kind: 'range-error'; above: number; message: string }
+  | { kind: 'slow-range'; above: number; ms: number }
   | { kind: 'batch-cap'; max: number }
-  | { kind: 'rate-limit'; every: number; times: number; retryAfterSeconds?: number };
+  | { kind: 'rate-limit'; every: number; times: number; retryAfterSeconds?: number }
+  | { kind: 'fail-first'; times: number; status: number };
+
+export interface ProxyOptions {
+  /** Hold every request this long before handling it (a slow node); `fail-first` answers at once. */
+  delayMs?: number;
+}
 
 export interface HostileRpc {
   url: string;
@@ -45,9 +59,11 @@ export interface HostileRpc {
   readonly calls: Record<string, number>;
   /** Widths of the eth_getLogs ranges asked for, in order. */
   readonly logRanges: number[];
+  /** Widths of the eth_getLogs ranges forwarded to the node at once (neither refused nor held), in order. */
+  readonly servedRanges: number[];
   /** The eth_getLogs filters asked for, in order (a benchmark replays them against the node). */
   readonly logQueries: Record<string, unknown>[];
-  /** eth_getLogs answers the proxy spoiled (refused, truncated or emptied). */
+  /** eth_getLogs answers the proxy spoiled (refused, held, truncated or emptied). */
   readonly spoiled: number;
   /** Logs dropped by `truncate` / `empty`. */
   readonly droppedLogs: number;
@@ -56,6 +72,8 @@ export interface HostileRpc {
   /** 429 answers, and requests that came before the Retry-After of the last one ran out. */
   readonly rateLimited: number;
   readonly early: number;
+  /** Requests answered with an HTTP error by `fail-first`. */
+  readonly failed: number;
   close(): Promise<void>;
 }
 
@@ -149,16 +167,22 @@ function send(
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
-export async function startHostileRpc(upstream: string, mode: ProxyMode): Promise<HostileRpc> {
+export async function startHostileRpc(
+  upstream: string,
+  mode: ProxyMode,
+  opts: ProxyOptions = {},
+): Promise<HostileRpc> {
   const st = {
     calls: {} as Record<string, number>,
     logRanges: [] as number[],
+    servedRanges: [] as number[],
     logQueries: [] as Record<string, unknown>[],
     spoiled: 0,
     droppedLogs: 0,
     refusedBatches: 0,
     rateLimited: 0,
     early: 0,
+    failed: 0,
     requests: 0,
     notBefore: 0,
     limitedAt: 0,
@@ -173,8 +197,11 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
     return { status: up.status, body: await up.json() };
   }
 
-  /** One call, spoiled as the mode says. */
-  async function one(call: RpcRequest): Promise<{ status: number; body: unknown }> {
+  /** One call, spoiled as the mode says; null when the client gave up while it was held. */
+  async function one(
+    call: RpcRequest,
+    gone: () => boolean,
+  ): Promise<{ status: number; body: unknown } | null> {
     const method = typeof call.method === 'string' ? call.method : '?';
     st.calls[method] = (st.calls[method] ?? 0) + 1;
     const filter =
@@ -186,9 +213,18 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
     st.logQueries.push(filter);
     if (mode.kind === 'range-error' && span > mode.above) {
       st.spoiled++;
-      const { status, error } = rangeError(mode.style, from, span, mode.above);
+      const { status, error } =
+        'message' in mode
+          ? { status: 200, error: { code: -32005, message: mode.message } }
+          : rangeError(mode.style, from, span, mode.above);
       return { status, body: { jsonrpc: '2.0', id: call.id ?? null, error } };
     }
+    if (mode.kind === 'slow-range' && span > mode.above) {
+      st.spoiled++;
+      await new Promise((r) => setTimeout(r, mode.ms));
+      return gone() ? null : forward(call);
+    }
+    st.servedRanges.push(span);
     const answer = await forward(call);
     const logs = (answer.body as { result?: unknown }).result;
     if (!Array.isArray(logs) || logs.length === 0) return answer;
@@ -212,6 +248,9 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let closed = false;
+    res.on('close', () => (closed = true));
+    const gone = () => closed;
     const text = await readBody(req);
     const now = Date.now();
     // (requests already in flight when the 429 left, arriving within 100 ms of it, are not early)
@@ -233,6 +272,12 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
       );
       return;
     }
+    if (mode.kind === 'fail-first' && st.failed < mode.times) {
+      st.failed++;
+      res.writeHead(mode.status, { 'Content-Type': 'text/plain' }).end('injected failure');
+      return;
+    }
+    if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -251,12 +296,16 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
         return;
       }
       const answers = [];
-      for (const call of parsed as RpcRequest[]) answers.push((await one(call)).body);
+      for (const call of parsed as RpcRequest[]) {
+        const answer = await one(call, gone);
+        if (!answer) return;
+        answers.push(answer.body);
+      }
       send(res, 200, answers);
       return;
     }
-    const { status, body } = await one(parsed as RpcRequest);
-    send(res, status, body);
+    const answer = await one(parsed as RpcRequest, gone);
+    if (answer) send(res, answer.status, answer.body);
   }
 
   const server: Server = createServer((req, res) => {
@@ -279,6 +328,9 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
     get logQueries() {
       return st.logQueries;
     },
+    get servedRanges() {
+      return st.servedRanges;
+    },
     get spoiled() {
       return st.spoiled;
     },
@@ -293,6 +345,9 @@ export async function startHostileRpc(upstream: string, mode: ProxyMode): Promis
     },
     get early() {
       return st.early;
+    },
+    get failed() {
+      return st.failed;
     },
     close: () =>
       new Promise<void>((r) => {
