@@ -54,12 +54,13 @@
  *
  * `createPaywall` only builds the shared state (`Gate`); its `handle` prices the request (`tierOf`:
  * `matchTier`, the pricing table's one tier rule) and runs these steps as named module functions
- * (steps, readPayment, replayReceipt, checkLocally, refuseKnownClaim, verifySettleAndRun, verify,
- * settle, runAndStore), each given the request's `Attempt`; every answer leaves through one place
- * (`finish`), where the outcome of the paid request is recorded. The paywall knows no web framework: it takes a
- * `PaidRequest` (a standard Request plus the routed parameters) and returns `{status, headers,
- * body}`; the HTTP door mounts it (src/doors/http/routes/reputation.ts). Its SQL is in
- * src/store/payments.ts. Amounts are base-unit strings compared as bigint; no float touches a price.
+ * (steps, readPayment, replayReceipt, checkLocally, refuseKnownClaim, inPaidRunSlot,
+ * verifySettleAndRun, verify, settle, runAndStore), each given the request's `Attempt`; every
+ * answer leaves through one place (`finish`), where the outcome of the paid request is recorded.
+ * The paywall knows no web framework: it takes a `PaidRequest` (a standard Request plus the routed
+ * parameters) and returns `{status, headers, body}`; the HTTP door mounts it
+ * (src/doors/http/routes/reputation.ts). Its SQL is in src/store/payments.ts. Amounts are base-unit
+ * strings compared as bigint; no float touches a price.
  */
 import { createHash } from 'node:crypto';
 import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from '@x402/core/http';
