@@ -17,7 +17,6 @@
  *   FUZZ_SEED=123 npm run soak       (replays the fuzz of a printed seed)
  */
 import autocannon from 'autocannon';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,6 +29,7 @@ import {
   sendFetch,
   sendRaw,
 } from '../test/helpers/fuzz-requests.js';
+import { startServeProcess } from '../test/helpers/serve-process.js';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const LIMIT_SECONDS = Number(process.env.SOAK_LIMIT_SECONDS ?? 15);
@@ -39,7 +39,6 @@ const RATE = 50;
 const BURST = 40;
 const RSS_BUDGET_MB = 64;
 
-const ROOT = join(import.meta.dirname, '..');
 const failures: string[] = [];
 
 async function freePort(): Promise<number> {
@@ -56,49 +55,31 @@ function rssMb(pid: number): number {
 }
 
 async function startServer() {
-  const [port, deadFacilitator] = await Promise.all([freePort(), freePort()]);
+  const deadFacilitator = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'repindex-soak-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'serve'], {
-    cwd: ROOT,
+  // A user's `serve` (V8's defaults, not the suite's short-lived flags), on a free port.
+  const serve = await startServeProcess({
+    name: 'soak',
+    shortLived: false,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
-      PORT: String(port),
-      INDEXER_PERIOD_SECONDS: '0',
       TRUST_PROXY: 'true',
       RATE_LIMIT_RPS: String(RATE),
       RATE_LIMIT_BURST: String(BURST),
       X402_FACILITATOR_URL: `http://127.0.0.1:${deadFacilitator}/`,
       TREASURY_ADDRESS: '0x00000000000000000000000000000000000f00d5',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  }).catch((e: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw e;
   });
-  let errors = '';
-  child.stderr.on('data', (d: Buffer) => (errors += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${errors}`);
-    try {
-      const res = await fetch(`${url}/health`, { headers: { 'x-forwarded-for': '192.0.2.250' } });
-      await res.body?.cancel();
-      if (res.status === 200) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error('serve did not come up in 120 s');
-    await new Promise((r) => setTimeout(r, 200));
-  }
   return {
-    url,
-    pid: child.pid!,
-    stderr: () => errors,
+    url: serve.url,
+    pid: serve.child.pid!,
+    stderr: () => serve.out(),
     async stop() {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await serve.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

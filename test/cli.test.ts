@@ -1,5 +1,5 @@
 /** The repindex binary, run as a user would: a child process on a temporary data directory. */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { migratedDataDir } from './helpers/db-template.js';
 import { tempDir } from './helpers/tmp.js';
 import { repindexArgs } from './helpers/repindex-bin.js';
+import { startServeProcess } from './helpers/serve-process.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -51,27 +52,11 @@ describe('repindex CLI', () => {
   // CPU in a fresh process): `npm start` on a new machine, then `migrate` run by hand.
   it('serve creates and migrates a fresh data directory, answers /health, refuses a second process; migrate then finds it up to date', async () => {
     const dataDir = tempDir('repindex-cli-');
-    const child = spawn(process.execPath, repindexArgs(['serve']), {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: '0', INDEXER_PERIOD_SECONDS: '0' },
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    let out = '';
+    const serve = await startServeProcess({ name: 'first start', env: { DATA_DIR: dataDir } });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /listening on (http:\/\/\S+?)[\s"]/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
+      const { url } = serve;
       // The first start created the schema, and said so.
-      expect(out).toContain('applied 0001_core.sql');
+      expect(serve.out()).toContain('applied 0001_core.sql');
       const res = await fetch(`${url}/health`);
       expect(res.status).toBe(200);
       const body = await res.json();
@@ -82,8 +67,7 @@ describe('repindex CLI', () => {
       expect(second.status).toBe(75);
       expect(second.stderr).toContain('in use by another repindex process');
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      await serve.stop();
     }
     // Migrating by hand afterwards is harmless.
     const again = run(['migrate'], { DATA_DIR: dataDir });
@@ -101,40 +85,17 @@ describe('repindex CLI', () => {
 
   it('SIGTERM to the launcher stops the server and frees the port (no child is left behind)', async () => {
     const dataDir = migratedDataDir(tempDir('repindex-cli-'));
-    const child = spawn(process.execPath, repindexArgs(['serve']), {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATA_DIR: dataDir,
-        PORT: '0',
-        INDEXER_PERIOD_SECONDS: '0',
-        LOG_LEVEL: 'info',
-      },
+    const serve = await startServeProcess({
+      name: 'launcher',
+      env: { DATA_DIR: dataDir, LOG_LEVEL: 'info' },
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    let url: string;
+    const { url } = serve;
     try {
-      url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /listening on (http:\/\/\S+?)[\s"]/.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]!);
-          }
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
-    } catch (e) {
-      child.kill('SIGKILL');
-      await exited;
-      throw e;
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      expect(await serve.stop()).toBe(0);
+    } finally {
+      await serve.kill();
     }
-    expect((await fetch(`${url}/health`)).status).toBe(200);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
     // The launcher was the server: once it has exited, nothing listens on the port any more.
     await expect(fetch(`${url}/health`)).rejects.toThrow();
     const port = Number(new URL(url).port);

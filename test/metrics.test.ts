@@ -4,12 +4,11 @@
  * histograms, 429s, payments by outcome, per-chain scan state from the chains table, pass and RPC
  * error counters, the aggregate refresh duration and (PostgreSQL) the pool.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -22,9 +21,8 @@ import { startObservedApp, WALLET, type ObservedApp } from './helpers/observed-a
 import { payment } from './helpers/x402-stub.js';
 import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
 import { migratedDataDir } from './helpers/db-template.js';
-import { repindexArgs } from './helpers/repindex-bin.js';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 
-const ROOT = resolve(import.meta.dirname, '..');
 
 let t: TestDatabase;
 let app: ObservedApp;
@@ -236,47 +234,25 @@ describe('repindex serve with METRICS_PORT', () => {
     };
     const metricsPort = await free();
     const dataDir = migratedDataDir(mkdtempSync(join(tmpdir(), 'repindex-metrics-')));
-    const child = spawn(process.execPath, repindexArgs(['serve']), {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        DATA_DIR: dataDir,
-        PORT: '0',
-        METRICS_PORT: String(metricsPort),
-        INDEXER_PERIOD_SECONDS: '0',
-      },
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    let serve: ServeProcess | undefined;
     try {
-      const lines = await new Promise<Record<string, unknown>[]>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 200_000);
-        const check = () => {
-          const parsed = out
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as Record<string, unknown>);
-          // The scheduler line comes last, in the same tick as the signal handlers.
-          if (parsed.some((l) => typeof l.msg === 'string' && l.msg.includes('scheduler disabled'))) {
-            clearTimeout(timer);
-            resolve(parsed);
-          }
-        };
-        child.stdout.on('data', check);
-        void exited.then((code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      // The scheduler line comes last, in the same tick as the signal handlers.
+      serve = await startServeProcess({
+        name: 'metrics',
+        env: { DATA_DIR: dataDir, METRICS_PORT: String(metricsPort) },
+        readyWhen: /scheduler disabled/,
       });
+      const lines = serve
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(
         lines.some(
           (l) =>
             l.component === 'serve' && String(l.msg) === `metrics on http://127.0.0.1:${metricsPort}/metrics`,
         ),
       ).toBe(true);
-      const listening = lines.find(
-        (l) => l.component === 'serve' && String(l.msg).startsWith('listening on'),
-      )!;
-      const url = String(listening.url);
       const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(res.status).toBe(200);
       const fams = new Map(parsePrometheusTextFormat(await res.text()).map((f) => [f.name, f]));
@@ -284,11 +260,10 @@ describe('repindex serve with METRICS_PORT', () => {
       expect(
         fams.get('repindex_chain_last_success_timestamp_seconds')!.metrics.length,
       ).toBeGreaterThanOrEqual(1);
-      expect((await fetch(`${url}/metrics`)).status).toBe(404);
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect((await fetch(`${serve.url}/metrics`)).status).toBe(404);
+      expect(await serve.stop()).toBe(0);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await serve?.kill();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 300_000);

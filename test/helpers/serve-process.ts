@@ -5,8 +5,9 @@
  * logs the address it listens on; a process that exits first, or does not listen in time, rejects
  * with everything it printed (and is killed, so a failed start leaves no process behind).
  *
- * Used by test/payments-processes-pg.test.ts and bench/chaos-payments.ts. Node modules only (no
- * vitest), so the benchmarks can import it.
+ * Used by test/payments-processes-pg.test.ts, test/metrics.test.ts, test/cli.test.ts,
+ * bench/chaos-payments.ts and bench/soak.ts. Node modules only (no vitest), so the benchmarks can
+ * import it.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -18,8 +19,12 @@ export interface ServeProcess {
   url: string;
   /** Everything it printed so far, stdout and stderr. */
   out(): string;
+  /** What it printed on stdout alone (its log lines). */
+  stdout(): string;
   /** SIGKILL unless it has exited already; resolves once it has. */
   kill(): Promise<void>;
+  /** SIGTERM (a process manager's stop); resolves with its exit code once it has exited. */
+  stop(): Promise<number | null>;
 }
 
 export interface ServeOptions {
@@ -34,6 +39,11 @@ export interface ServeOptions {
   shortLived?: boolean;
   /** How long it may take to listen (default 200 s: a loaded machine, a cold start). */
   startTimeoutMs?: number;
+  /**
+   * Resolve only once its output also matches this (e.g. the scheduler's start-up line, which
+   * comes after the listening line); default: the listening line alone.
+   */
+  readyWhen?: RegExp;
 }
 
 const LISTENING = /"msg":"listening on (http:\/\/[^ "]+)/;
@@ -54,12 +64,20 @@ export async function startServeProcess(opts: ServeOptions): Promise<ServeProces
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  let stdout = '';
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+    stdout += d.toString();
+  });
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const kill = async () => {
     if (running(child)) child.kill('SIGKILL');
     await exited;
+  };
+  const stop = async () => {
+    if (running(child)) child.kill('SIGTERM');
+    return exited;
   };
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -69,7 +87,7 @@ export async function startServeProcess(opts: ServeOptions): Promise<ServeProces
       );
       const check = () => {
         const m = LISTENING.exec(out);
-        if (!m) return;
+        if (!m || (opts.readyWhen && !opts.readyWhen.test(out))) return;
         clearTimeout(timer);
         resolve(m[1]!);
       };
@@ -79,7 +97,7 @@ export async function startServeProcess(opts: ServeOptions): Promise<ServeProces
         reject(new Error(`serve ${opts.name} exited (${code ?? signal}): ${out}`));
       });
     });
-    return { child, url, out: () => out, kill };
+    return { child, url, out: () => out, stdout: () => stdout, kill, stop };
   } catch (err) {
     await kill();
     throw err;
