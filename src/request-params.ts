@@ -3,7 +3,7 @@
  * network path parameters, the page bounds of the ranked and paged routes, and the 422/404 bodies
  * their refusals answer with. Plain values, no Hono, no database: the HTTP routes wrap them in a
  * response, the paid handlers return them to the paywall, the metered-route table
- * (src/payments/metered-routes.ts) and the MCP tools quote the bounds.
+ * (src/metered-routes.ts) and the MCP tools quote the bounds.
  */
 import type { Config } from './config.js';
 import { parseWallet } from './identifiers.js';

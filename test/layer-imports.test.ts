@@ -174,4 +174,86 @@ describe('import circles', () => {
       );
     expect(offenders).toEqual([]);
   });
+
+  it("indexer/ imports nothing from read/ (the refresh after a pass is the caller's hook)", () => {
+    const offenders = [...importGraph()]
+      .filter(([file]) => file.startsWith(`indexer${sep}`))
+      .flatMap(([file, deps]) => deps.filter((d) => d.startsWith(`read${sep}`)).map((d) => `${file} → ${d}`));
+    expect(offenders).toEqual([]);
+  });
+});
+
+/**
+ * The layers of docs/ARCHITECTURE.md, lowest first: a file imports from its own layer or lower
+ * ones, never from a higher one. A folder of src/ or a top-level file names each entry.
+ */
+const LAYER_ORDER: readonly (readonly string[])[] = [
+  // shared vocabulary: plain data and small pure helpers every layer may read
+  [
+    'config.ts',
+    'chains.ts',
+    'identifiers.ts',
+    'request-params.ts',
+    'index-events.ts',
+    'metered-routes.ts',
+    'log.ts',
+    'html-escape.ts',
+    'seeded-random.ts',
+    'manifesto.ts',
+  ],
+  ['scoring'],
+  ['db'],
+  ['store'],
+  ['read'],
+  ['metrics.ts'],
+  ['indexer', 'documents', 'after-pass.ts'],
+  ['paid'],
+  ['payments'],
+  ['badge'],
+  ['doors'],
+  ['server.ts', 'cli.ts', 'demo'],
+];
+
+/** The layer entry of a path relative to src/: its first folder, or the top-level file. */
+const entryOf = (file: string) => file.split(sep)[0]!;
+
+/** Imports that run up the order (a file importing from a higher layer), and files in no layer. */
+function upwardImports(
+  graph: ReadonlyMap<string, readonly string[]>,
+  order: readonly (readonly string[])[],
+): string[] {
+  const rank = new Map(order.flatMap((layer, i) => layer.map((e) => [e, i] as const)));
+  const out: string[] = [];
+  for (const [file, deps] of graph) {
+    const r = rank.get(entryOf(file));
+    if (r === undefined) {
+      out.push(`${file} is in no layer`);
+      continue;
+    }
+    for (const d of deps) {
+      const rd = rank.get(entryOf(d));
+      if (rd !== undefined && rd > r) out.push(`${file} → ${d}`);
+    }
+  }
+  return out;
+}
+
+describe('layer order', () => {
+  it('finds an upward import and a file in no layer (the check can fail)', () => {
+    const planted = new Map([
+      [join('paid', 'index.ts'), [join('payments', 'metered-routes.ts'), join('read', 'subject.ts')]],
+      [join('read', 'subject.ts'), [join('scoring', 'index.ts')]],
+      ['stray.ts', []],
+    ]);
+    expect(upwardImports(planted, LAYER_ORDER).sort()).toEqual(
+      [
+        `${join('paid', 'index.ts')} → ${join('payments', 'metered-routes.ts')}`,
+        'stray.ts is in no layer',
+      ].sort(),
+    );
+  });
+
+  it('every import of src/ runs down the layers of docs/ARCHITECTURE.md', () => {
+    expect(upwardImports(importGraph(), LAYER_ORDER)).toEqual([]);
+  });
 });

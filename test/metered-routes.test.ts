@@ -1,5 +1,5 @@
 /**
- * The metered-route table (src/payments/metered-routes.ts), the one tier rule (`matchTier`) and the
+ * The metered-route table (src/metered-routes.ts), the one tier rule (`matchTier`) and the
  * tier → handler map (src/paid/index.ts): every declared tier has its handler, every probe of the
  * table is priced by `matchTier` as the tier that declares it, and the wallet route's handler
  * answers with the handler of the tier the paywall picked (never by re-reading the query). No
@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import type { PaidContext, RawPaidRequest } from '../src/paid/handler.js';
 import { paidHandlers, routeHandler } from '../src/paid/index.js';
-import { METERED_ROUTES } from '../src/payments/metered-routes.js';
+import { METERED_ROUTES } from '../src/metered-routes.js';
 import { matchTier } from '../src/payments/pricing.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -25,7 +25,7 @@ const WALLET = '0x00000000000000000000000000000000000000aa';
 
 describe('metered-route table', () => {
   it('imports no handler (plain data)', () => {
-    const text = readFileSync(new URL('../src/payments/metered-routes.ts', import.meta.url), 'utf8');
+    const text = readFileSync(new URL('../src/metered-routes.ts', import.meta.url), 'utf8');
     expect(text).not.toMatch(/from '\.\.\/paid\//);
   });
 

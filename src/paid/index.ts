@@ -1,6 +1,6 @@
 /**
  * The handlers of the metered routes, by tier id. The routes themselves (paths, tiers, prices,
- * OpenAPI operations) are declared once, without handlers, in src/payments/metered-routes.ts; this
+ * OpenAPI operations) are declared once, without handlers, in src/metered-routes.ts; this
  * module only maps each tier to the handler that answers it, and fails at load time when a tier
  * has no handler or a handler answers a tier that is not declared.
  *
@@ -9,7 +9,7 @@
  * `?snapshot=true` reaches the snapshot handler by the very rule that priced it. The paywall runs
  * the handler: challenge → decode → verify → `validate` → claim + settle → `run` → receipt.
  */
-import { METERED_ROUTES, type MeteredRoute } from '../payments/metered-routes.js';
+import { METERED_ROUTES, type MeteredRoute } from '../metered-routes.js';
 import type { PaidHandler } from './handler.js';
 import { agentDetailHandler } from './agent-detail.js';
 import { leaderboardPageHandler } from './leaderboard-page.js';

@@ -9,7 +9,7 @@
  * subject.
  * Change a price or move the free/paid line, bump `PRICING_VERSION`.
  */
-import { METERED_ROUTES, pathPattern, type FreePreview } from './metered-routes.js';
+import { METERED_ROUTES, pathPattern, type FreePreview } from '../metered-routes.js';
 
 export type { FreePreview };
 
@@ -121,7 +121,7 @@ function tier(t: TierInput): PriceTier {
 }
 
 /**
- * The metered tiers, derived from METERED_ROUTES (src/payments/metered-routes.ts), where each metered route is
+ * The metered tiers, derived from METERED_ROUTES (src/metered-routes.ts), where each metered route is
  * declared once: its path pattern, prices, conditional tiers and free preview.
  */
 const METERED_TIERS: readonly PriceTier[] = METERED_ROUTES.flatMap((r) =>

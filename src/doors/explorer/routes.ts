@@ -6,7 +6,7 @@
  * local stylesheet; a Content-Security-Policy on every answer.
  */
 import type { Context } from 'hono';
-import { METERED_ROUTES } from '../../payments/metered-routes.js';
+import { METERED_ROUTES } from '../../metered-routes.js';
 import { paidExampleCommand } from '../../payments/paid-example.js';
 import { pricingCatalog } from '../../payments/pricing.js';
 import type { App, AppContext, AppEnv } from '../http/context.js';

@@ -47,7 +47,7 @@ import {
   type ToolResult,
 } from './results.js';
 import { logger } from '../../log.js';
-import { METERED_ROUTES } from '../../payments/metered-routes.js';
+import { METERED_ROUTES } from '../../metered-routes.js';
 import { AGENT_RATINGS_LIMIT, LEADERBOARD_FREE_ROWS, LEADERBOARD_PAGE_LIMIT } from '../../request-params.js';
 import { ToolArgs } from '../http/schemas/params.js';
 import { isObject } from '../in-process.js';

@@ -10,7 +10,7 @@ import type { App, AppContext } from '../context.js';
 import { createPaywall, paymentsNotConfiguredBody, type Paywall } from '../../../payments/paywall.js';
 import type { PaidHandler } from '../../../paid/handler.js';
 import { routeHandler } from '../../../paid/index.js';
-import { METERED_ROUTES } from '../../../payments/metered-routes.js';
+import { METERED_ROUTES } from '../../../metered-routes.js';
 import { buildChallenge, canonicalResource } from '../../../payments/challenge.js';
 import { tierById } from '../../../payments/pricing.js';
 
@@ -70,7 +70,7 @@ export function registerPaidRoute<I>(
 }
 
 /**
- * Every metered route of METERED_ROUTES (src/payments/metered-routes.ts), behind one paywall, with
+ * Every metered route of METERED_ROUTES (src/metered-routes.ts), behind one paywall, with
  * its OpenAPI entry; the handler of each comes from src/paid/index.ts (`routeHandler`).
  */
 export function registerPaidRoutes(app: App, ctx: AppContext): void {

@@ -1,9 +1,10 @@
 /**
  * METERED_ROUTES: every metered route, declared once, as plain data (no handler, no database, no
- * web framework). Each entry holds the route's path (OpenAPI template, also served under /v1), its
- * tiers (id, price, the query that selects a conditional tier, the cost reason, the neutral request
- * the MCP door probes its 402 with), its free preview and its OpenAPI operation. Everything below
- * reads it, and nothing else declares a metered route:
+ * web framework). A top-level module of shared vocabulary: the paid handlers (below the paywall)
+ * and the paywall both read it, and neither imports upward for it. Each entry holds the route's
+ * path (OpenAPI template, also served under /v1), its tiers (id, price, the query that selects a
+ * conditional tier, the cost reason, the neutral request the MCP door probes its 402 with), its
+ * free preview and its OpenAPI operation. Everything below reads it, and nothing else declares a metered route:
  *  - the metered rows of the pricing table (src/payments/pricing.ts: `/pricing`, `matchTier`, the
  *    one rule that picks a request's tier, and so every 402's price), path patterns included;
  *  - the HTTP mounts and their OpenAPI entries (src/doors/http/routes/reputation.ts);
@@ -11,7 +12,7 @@
  *  - the handler of each tier (src/paid/index.ts maps tier ids to handlers, and checks that every
  *    tier declared here has one).
  */
-import { AGENT_RATINGS_LIMIT, LEADERBOARD_PAGE_LIMIT } from '../request-params.js';
+import { AGENT_RATINGS_LIMIT, LEADERBOARD_PAGE_LIMIT } from './request-params.js';
 
 export interface FreePreview {
   /** The free route answering the same question about the same subject (template form). */
