@@ -19,9 +19,11 @@ import {
 } from '../src/demo/registries.js';
 import { createEvmScanner, type EvmScanOptions } from '../src/indexer/evm-scanner.js';
 import { INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
+import { runCensus } from '../src/indexer/census.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/index-events.js';
 import { renderMetrics, setMetricsDatabase } from '../src/metrics.js';
+import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   configFor,
@@ -213,6 +215,17 @@ describe('silent loss, caught by the census', () => {
       });
     });
   }
+
+  it('the census reads the index in three queries, whatever the sample (not two per sampled agent)', async () => {
+    const cfg = configFor([target(chain)]).chains.find((c) => c.network === 'base')!;
+    const scanner = createEvmScanner(cfg, FAST, quietLogger());
+    const counted = countingDb(t.db);
+    const out = await runCensus(scanner.reads, counted, cfg, head, { sample: 16, seed: 3 });
+    expect(out).toMatchObject({ state: 'ok', sampledAgents: 4 });
+    expect(out.sampledPairs).toBeGreaterThan(0);
+    // Registered rows counted, the sampled agents' rows, their (agent, rater) pairs.
+    expect(counted.calls()).toBe(3);
+  });
 
   it('without the census (CENSUS=0) the same node leaves rows out: the census is what repairs them', async () => {
     await through({ kind: 'truncate', above: 6 }, async (p) => {
