@@ -19,9 +19,11 @@ import {
 } from '../src/demo/registries.js';
 import { createEvmScanner, type EvmScanOptions } from '../src/indexer/evm-scanner.js';
 import { INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
+import { runCensus } from '../src/indexer/census.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/index-events.js';
 import { renderMetrics, setMetricsDatabase } from '../src/metrics.js';
+import { countingDb } from './helpers/counting-db.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   configFor,
@@ -214,6 +216,17 @@ describe('silent loss, caught by the census', () => {
     });
   }
 
+  it('the census reads the index in three queries, whatever the sample (not two per sampled agent)', async () => {
+    const cfg = configFor([target(chain)]).chains.find((c) => c.network === 'base')!;
+    const scanner = createEvmScanner(cfg, FAST, quietLogger());
+    const counted = countingDb(t.db);
+    const out = await runCensus(scanner.reads, counted, cfg, head, { sample: 16, seed: 3 });
+    expect(out).toMatchObject({ state: 'ok', sampledAgents: 4 });
+    expect(out.sampledPairs).toBeGreaterThan(0);
+    // Registered rows counted, the sampled agents' rows, their (agent, rater) pairs.
+    expect(counted.calls()).toBe(3);
+  });
+
   it('without the census (CENSUS=0) the same node leaves rows out: the census is what repairs them', async () => {
     await through({ kind: 'truncate', above: 6 }, async (p) => {
       const { chain: c } = await pass([{ ...target(chain, { network: 'arbitrum' }), rpcUrl: p.url }], {
@@ -270,6 +283,87 @@ describe('silent loss, caught by the census', () => {
       expect(c.census).toMatchObject({ state: 'mismatch', rescans: 0 });
       expect(p.calls.eth_getLogs ?? 0).toBe(0);
     });
+  });
+});
+
+describe('a census that cannot run', () => {
+  it("keeps a standing mismatch on the chain's row (/health stays degraded); after an agreeing census it stores unchecked", async () => {
+    const other = await openTestDatabase();
+    try {
+      const census = { enabled: true, sample: 4, seed: 7 };
+      // Both chains in every pass (a pass's configuration marks the chains it leaves out disabled).
+      const passOn = async (urls: { monad: string; bsc: string }) => {
+        const r = await runIndexPass({
+          db: other.db,
+          config: configFor(
+            [
+              { ...target(chain, { network: 'monad' }), rpcUrl: urls.monad },
+              { ...target(chain, { network: 'bsc' }), rpcUrl: urls.bsc },
+            ],
+            { census },
+          ),
+          log: quietLogger(),
+          afterPass: null,
+          scan: FAST,
+        });
+        if (r.status !== 'ok') throw new Error('pass locked');
+        const of = (n: string) => r.chains.find((c) => c.network === n)!;
+        return { monad: of('monad'), bsc: of('bsc') };
+      };
+      const app = createApp({
+        config: configFor([target(chain, { network: 'monad' }), target(chain, { network: 'bsc' })]),
+        db: other.db,
+        now: () => new Date(),
+      });
+      const health = async () => {
+        const h = (await (await app.request('/health')).json()) as {
+          status: string;
+          status_reason: string;
+          chains: {
+            network: string;
+            census: { state: string; checked_at: string | null; detail: unknown };
+          }[];
+        };
+        const of = (n: string) => h.chains.find((x) => x.network === n)!.census;
+        return { status: h.status, reason: h.status_reason, monad: of('monad'), bsc: of('bsc') };
+      };
+
+      // monad: every getLogs answer emptied, a mismatch no rescan repairs; bsc: an agreeing census.
+      await through({ kind: 'empty', above: 0 }, async (p) => {
+        const r = await passOn({ monad: p.url, bsc: chain.node.rpcUrl });
+        expect(r.monad.census?.state).toBe('mismatch');
+        expect(r.bsc.census?.state).toBe('ok');
+      });
+      const before = await health();
+      expect(before.monad.state).toBe('mismatch');
+      expect(before.bsc.state).toBe('ok');
+      expect(before.status).toBe('degraded');
+
+      // A pass during which the identity registry's reads fail: the scan succeeds, the census cannot run.
+      await through({ kind: 'fail-call', to: chain.reg.identityRegistry }, async (p) => {
+        const r = await passOn({ monad: p.url, bsc: p.url });
+        for (const c of [r.monad, r.bsc]) {
+          expect(c.status).toBe('ok');
+          expect(c.census).toMatchObject({
+            state: 'unchecked',
+            error: expect.stringMatching(/503|eth_call/),
+          });
+        }
+        expect(p.failed).toBeGreaterThan(0);
+      });
+      const after = await health();
+      // The standing mismatch is left as it was (state, block, time, what differed): still degraded.
+      expect(after.monad).toEqual(before.monad);
+      expect(after.status).toBe('degraded');
+      expect(after.reason).toContain('census mismatch');
+      expect(after.reason).toContain('monad');
+      // No mismatch before it: the census is stored unchecked, with the error.
+      expect(after.bsc.state).toBe('unchecked');
+      expect(after.bsc.checked_at).not.toBe(before.bsc.checked_at);
+      expect(after.bsc.detail).toMatchObject({ error: expect.stringMatching(/503|eth_call/) });
+    } finally {
+      await other.close();
+    }
   });
 });
 

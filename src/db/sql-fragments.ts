@@ -18,6 +18,9 @@ export const ELIGIBLE = (r: string, owner: string) =>
 export const SELF = (r: string, owner: string) =>
   `(NOT ${r}.revoked AND ${IN_DOMAIN(r)} AND ${r}.rater = ${owner})`;
 
-/** Host of an http(s) feedbackURI, lower-cased; NULL when there is none. */
-export const URI_HOST = (col: string) =>
-  `lower(substring(${col} from '^[Hh][Tt][Tt][Pp][Ss]?://(?:[^@/?#]*@)?(\\[[^]/?#]*\\]|[^/?#:]+)'))`;
+/**
+ * Host of an http(s) feedbackURI, lower-cased; NULL when there is none. The rule itself is one SQL
+ * function, `uri_host` (migration 0120), which also fills `feedback_documents.host` (a stored
+ * generated column), so the issuer aggregates and the document coverage agree on every host.
+ */
+export const URI_HOST = (col: string) => `uri_host(${col})`;

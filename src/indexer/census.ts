@@ -10,7 +10,13 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Abi, type Hex } from 'viem';
 import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
-import { countRegistered, indexedAgents, indexedPairs } from '../store/census.js';
+import {
+  countRegistered,
+  indexedAgents,
+  indexedPairs,
+  type IndexedAgent,
+  type IndexedPair,
+} from '../store/census.js';
 import type { EvmReads } from './evm-scanner.js';
 import { sanitizeText } from './scanner.js';
 import { seededRandom } from '../seeded-random.js';
@@ -128,17 +134,40 @@ export async function mintedAgents(c: Ctx): Promise<{ first: number; count: numb
   return { first, count: hi - first };
 }
 
-/** Compares one sampled agent; returns the pairs compared. */
-async function compareAgent(
-  c: Ctx,
+/** What the index holds for one sampled agent: its row (absent: not indexed) and its raters. */
+interface IndexedSide {
+  row: IndexedAgent | undefined;
+  pairs: Map<string, IndexedPair>;
+}
+
+/**
+ * The index side of every sampled agent, read before any RPC call: two queries for the whole
+ * sample (agents once, (agent, rater) pairs once), whatever its size.
+ */
+async function readIndexedSide(
   db: Queryable,
   network: string,
+  ids: number[],
+  block: number,
+): Promise<Map<string, IndexedSide>> {
+  const agents = ids.map(String);
+  const side = new Map<string, IndexedSide>(agents.map((a) => [a, { row: undefined, pairs: new Map() }]));
+  if (agents.length === 0) return side;
+  for (const row of await indexedAgents(db, network, agents)) side.get(row.agent_id)!.row = row;
+  for (const p of await indexedPairs(db, network, agents, block)) side.get(p.agent_id)!.pairs.set(p.rater, p);
+  return side;
+}
+
+/** Compares one sampled agent with what the index holds for it; returns the pairs compared. */
+async function compareAgent(
+  c: Ctx,
+  indexed: IndexedSide,
   id: number,
   diffs: CensusDifference[],
   rand: () => number,
 ): Promise<number> {
   const agent = String(id);
-  const [row] = await indexedAgents(db, network, [agent]);
+  const { row, pairs } = indexed;
   const owner = await ownerOf(c, BigInt(id));
   if ((row?.owner ?? null) !== owner)
     diffs.push({ what: 'owner', agent_id: agent, chain: owner ?? 'none', index: row?.owner ?? 'none' });
@@ -151,7 +180,6 @@ async function compareAgent(
       index: (row?.agent_uri ?? 'none').slice(0, 200),
     });
 
-  const pairs = new Map((await indexedPairs(db, network, [agent], c.block)).map((p) => [p.rater, p]));
   const clients = (((await repCall(c, 'getClients', [BigInt(id)])) as readonly string[] | null) ?? []).map(
     (a) => a.toLowerCase(),
   );
@@ -222,8 +250,9 @@ export async function runCensus(
     diffs.push({ what: 'agents', chain: String(minted.count), index: String(registered) });
   const rand = seededRandom(o.seed);
   const ids = sampleIds(minted.first, minted.count, Math.max(0, o.sample), rand);
+  const indexed = await readIndexedSide(db, chain.network, ids, block);
   let pairs = 0;
-  for (const id of ids) pairs += await compareAgent(c, db, chain.network, id, diffs, rand);
+  for (const id of ids) pairs += await compareAgent(c, indexed.get(String(id))!, id, diffs, rand);
   return {
     state: diffs.length === 0 ? 'ok' : 'mismatch',
     block,

@@ -12,20 +12,16 @@ import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
 import { recordCensus, recordCensusRescan, recordChainPass, recordPass } from '../metrics.js';
-import {
-  chainEventCounts,
-  readLastCensus,
-  recordCensus as storeCensus,
-  recordConfigWarning,
-} from '../store/census.js';
+import { recordCensus as storeCensus, recordConfigWarning } from '../store/census.js';
 import {
   analyzeIndexTables,
   lowerScannedFrom,
-  readScanPosition,
+  readChainPassState,
   recordChainError,
   recordCheckpointHash,
   registerChains,
   setStartBlock,
+  type ChainPassState,
 } from '../store/chain-state.js';
 import { censusDetail, runCensus, type CensusOutcome } from './census.js';
 import { checkRegistries, ConfigurationError } from './config-check.js';
@@ -487,7 +483,9 @@ async function healDeepReorg(
 
 /**
  * The first block this pass scans: above the checkpoint, never below the start block (found by
- * the scanner and stored on a chain's first pass).
+ * the scanner and stored on a chain's first pass); with the chain's row as read before it (the
+ * missed range's check uses it too: the only write here, a discovered start block, happens on a
+ * chain with no checkpoint, where that check does not read the start block).
  */
 async function firstBlockToScan(
   db: Database,
@@ -496,8 +494,8 @@ async function firstBlockToScan(
   head: number,
   target: number,
   log: IndexLogger,
-): Promise<number> {
-  const position = await readScanPosition(db, chain.network);
+): Promise<{ from: number; position: ChainPassState }> {
+  const position = await readChainPassState(db, chain.network);
   let start = chain.startBlock ?? position.startBlock;
   if (start === null && position.lastScannedBlock === null) {
     start = await scanner.discoverStartBlock(Math.max(0, head));
@@ -516,7 +514,7 @@ async function firstBlockToScan(
       `[index] ${chain.network}: checkpoint ${checkpoint} is ahead of head − confirmations ${target}; nothing to do`,
     );
   }
-  return Math.max(checkpoint === null ? 0 : checkpoint + 1, start ?? 0);
+  return { from: Math.max(checkpoint === null ? 0 : checkpoint + 1, start ?? 0), position };
 }
 
 /** What one batch's ingest needs to know about the scan it belongs to. */
@@ -634,8 +632,9 @@ async function indexChain(
     const target = head - chain.confirmations;
     if (scanner.reads) await checkRegistries(scanner.reads, chain, head);
     if (scanner.blockHash) await healDeepReorg(db, chain, scanner.blockHash.bind(scanner), log, result);
-    const from = await firstBlockToScan(db, chain, scanner, head, target, log);
-    if (scanner.reads) await scanMissedRange(chain, scanner, from, head, opts, log, progress, result, now);
+    const { from, position } = await firstBlockToScan(db, chain, scanner, head, target, log);
+    if (scanner.reads)
+      await scanMissedRange(chain, scanner, from, position, head, opts, log, progress, result, now);
 
     if (from > target) {
       // Nothing new below the margin: still record the sync (head, success, caught up).
@@ -702,11 +701,13 @@ async function ingestBelowCheckpoint(
  * A start block moved below the lowest block ever scanned: the range between is scanned first
  * (its rows written, the checkpoint left where it is), then the lowest scanned block lowered. On
  * a chain's first pass (or a database from before the column) the lowest scanned block is set.
+ * `position`: the chain's row as firstBlockToScan read it (nothing wrote what this reads since).
  */
 async function scanMissedRange(
   chain: ChainConfig,
   scanner: ChainScanner,
   from: number,
+  position: ChainPassState,
   head: number,
   opts: RunIndexPassOptions,
   log: IndexLogger,
@@ -715,7 +716,6 @@ async function scanMissedRange(
   now: () => Date,
 ): Promise<void> {
   const { db } = opts;
-  const position = await readScanPosition(db, chain.network);
   const start = chain.startBlock ?? position.startBlock ?? from;
   if (position.scannedFrom === null) {
     await lowerScannedFrom(db, chain.network, position.lastScannedBlock === null ? from : start);
@@ -751,11 +751,13 @@ async function censusAndRepair(
 ): Promise<void> {
   const { db } = opts;
   const net = chain.network;
-  const position = await readScanPosition(db, net);
+  // Read again after the scan (it moved the checkpoint, the lowest scanned block, the counters):
+  // one statement for everything the census needs of the chain's row.
+  const position = await readChainPassState(db, net);
   const block = position.lastScannedBlock;
   if (block === null) return;
   const lower = position.scannedFrom ?? position.startBlock ?? chain.startBlock ?? 0;
-  await warnWithoutEvents(db, net, lower, block, log);
+  await warnWithoutEvents(db, net, position.events, lower, block, log);
   const cfg = opts.config.census ?? { enabled: true, sample: 16, seed: null };
   if (!cfg.enabled || !scanner.reads) return;
   // One seed for the census and its re-checks: a re-check looks at the same agents.
@@ -764,7 +766,7 @@ async function censusAndRepair(
   let rescans = 0;
   // A range an earlier census already rescanned in vain is not read again every pass: after a
   // standing mismatch, only the blocks above that census are rescanned.
-  const previous = await readLastCensus(db, net);
+  const previous = position.census;
   const rescanFrom =
     previous.state === 'mismatch' && previous.block !== null ? Math.max(lower, previous.block + 1) : lower;
   try {
@@ -840,11 +842,11 @@ async function censusAndRepair(
 async function warnWithoutEvents(
   db: Database,
   net: string,
+  counts: ChainPassState['events'],
   lower: number,
   block: number,
   log: IndexLogger,
 ): Promise<void> {
-  const counts = await chainEventCounts(db, net);
   const warning =
     counts.agents === 0 && counts.ratings === 0
       ? `no agent and no feedback from the configured registries in blocks ${lower}..${block}: if an address is an ` +

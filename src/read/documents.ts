@@ -5,7 +5,6 @@
  * Every statement is parameterised.
  */
 import type { Queryable } from '../db/database.js';
-import { URI_HOST } from '../db/sql-fragments.js';
 
 /** Responses served per rating (the newest beyond this are counted, not listed). */
 export const RESPONSES_PER_RATING = 20;
@@ -186,7 +185,10 @@ export interface IssuerCoverage {
 /** Hosts listed in /stats/documents (the largest first). */
 export const ISSUER_COVERAGE_LIMIT = 50;
 
-/** Fetch, integrity and payment coverage over the whole index (the free /stats/documents). */
+/**
+ * Fetch, integrity and payment coverage over the whole index (the free /stats/documents); per
+ * feedbackURI host from the stored `host` column (migration 0120), never a regex over the rows.
+ */
 export async function readDocumentStats(db: Queryable): Promise<DocumentStats> {
   const rows = await db.query<{ kind: string; k: string | null; n: number }>(
     `SELECT 'state' AS kind, state AS k, count(*)::int AS n FROM feedback_documents GROUP BY state
@@ -221,7 +223,7 @@ export async function readDocumentStats(db: Queryable): Promise<DocumentStats> {
     }
   }
   const issuers = await db.query<Record<string, unknown>>(
-    `SELECT coalesce(${URI_HOST('uri')}, 'no_host') AS host,
+    `SELECT coalesce(host, 'no_host') AS host,
             count(*)::int AS documents,
             count(*) FILTER (WHERE first_keccak256 IS NOT NULL)::int AS fetched,
             count(*) FILTER (WHERE integrity_state = 'match')::int AS matching,
@@ -252,7 +254,7 @@ export async function readIssuerCoverage(db: Queryable): Promise<{
   no_host: Omit<IssuerCoverage, 'issuer_host'>;
 }> {
   const rows = await db.query<Record<string, unknown>>(
-    `SELECT coalesce(${URI_HOST('uri')}, '') AS host,
+    `SELECT coalesce(host, '') AS host,
             count(*)::int AS documents,
             count(*) FILTER (WHERE first_keccak256 IS NOT NULL)::int AS fetched,
             count(*) FILTER (WHERE integrity_state = 'match')::int AS matching,

@@ -1,8 +1,8 @@
 /**
- * The completeness census's statements: what the index holds up to a block for a few sampled
- * agents (the indexer compares it with the registries' own answers; these reads belong to the
- * indexer, like readScanPosition, so they sit beside its writes), and the census outcome written
- * on the `chains` row. Every statement is parameterised.
+ * The completeness census's statements: what the index holds up to a block for the sampled agents
+ * (the indexer compares it with the registries' own answers; these reads belong to the indexer,
+ * like readChainPassState, so they sit beside its writes; one query per kind for the whole
+ * sample), and the census outcome written on the `chains` row. Every statement is parameterised.
  */
 import type { Queryable } from '../db/database.js';
 import { iso } from './rows.js';
@@ -22,7 +22,7 @@ export interface IndexedAgent {
   agent_uri: string | null;
 }
 
-/** The index's current owner and URI of the given agents (absent: not indexed). */
+/** The index's current owner and URI of the given agents, in one query (absent: not indexed). */
 export async function indexedAgents(db: Queryable, network: string, ids: string[]): Promise<IndexedAgent[]> {
   return db.query<IndexedAgent & Record<string, unknown>>(
     `SELECT agent_id, owner, agent_uri FROM agents WHERE network = $1 AND agent_id = ANY($2::text[])`,
@@ -38,7 +38,7 @@ export interface IndexedPair {
   revoked: number;
 }
 
-/** Per (agent, rater) of the given agents: ratings held up to `block`, and the revoked ones. */
+/** Per (agent, rater) of the given agents, in one query: ratings held up to `block`, and the revoked ones. */
 export async function indexedPairs(
   db: Queryable,
   network: string,
@@ -48,7 +48,7 @@ export async function indexedPairs(
   const rows = await db.query<IndexedPair & Record<string, unknown>>(
     `SELECT agent_id, rater, count(*)::int AS n, count(*) FILTER (WHERE revoked AND revoked_block <= $3)::int AS revoked
        FROM ratings WHERE network = $1 AND agent_id = ANY($2::text[]) AND block_number <= $3
-      GROUP BY agent_id, rater`,
+      GROUP BY agent_id, rater ORDER BY agent_id, rater`,
     [network, ids, block],
   );
   return rows.map((r) => ({ ...r, n: Number(r.n), revoked: Number(r.revoked) }));
@@ -61,21 +61,6 @@ export interface CensusRecord {
   detail: string;
   block: number;
   at: Date;
-}
-
-/** The chain's last census: its state and block (nulls: never ran). */
-export async function readLastCensus(
-  db: Queryable,
-  network: string,
-): Promise<{ state: string | null; block: number | null }> {
-  const [row] = await db.query<{ census_state: string | null; census_block: number | string | null }>(
-    `SELECT census_state, census_block FROM chains WHERE network = $1`,
-    [network],
-  );
-  return {
-    state: row?.census_state ?? null,
-    block: row?.census_block === null || row?.census_block === undefined ? null : Number(row.census_block),
-  };
 }
 
 /** Writes a chain's census outcome. */
@@ -93,16 +78,4 @@ export async function recordConfigWarning(
   text: string | null,
 ): Promise<void> {
   await db.query(`UPDATE chains SET config_warning = $2 WHERE network = $1`, [network, text]);
-}
-
-/** Events the index ever stored for the chain (the ingest's live counters). */
-export async function chainEventCounts(
-  db: Queryable,
-  network: string,
-): Promise<{ agents: number; ratings: number }> {
-  const [row] = await db.query<{ agents_count: number | string; ratings_count: number | string }>(
-    `SELECT agents_count, ratings_count FROM chains WHERE network = $1`,
-    [network],
-  );
-  return { agents: Number(row?.agents_count ?? 0), ratings: Number(row?.ratings_count ?? 0) };
 }

@@ -61,24 +61,44 @@ export async function recordChainError(
     .catch(() => undefined);
 }
 
+/** What a pass needs to know of a chain's row, read in one statement (nulls: none yet / never ran). */
+export interface ChainPassState {
+  /** The checkpoint, the recorded start block and the lowest block scanned. */
+  lastScannedBlock: number | null;
+  startBlock: number | null;
+  scannedFrom: number | null;
+  /** The last census: its state and block. */
+  census: { state: string | null; block: number | null };
+  /** Events the index ever stored for the chain (the ingest's live counters). */
+  events: { agents: number; ratings: number };
+}
+
 /**
- * Where a chain's scan stands: its checkpoint, its recorded start block and the lowest block
- * scanned (nulls: none yet).
+ * Where a chain's scan stands (checkpoint, start block, lowest block scanned), its last census and
+ * its event counters: the one read of the `chains` row a pass makes before its scan and once more
+ * before its census (the scan moves the checkpoint and the counters in between).
  */
-export async function readScanPosition(
-  db: Queryable,
-  network: string,
-): Promise<{ lastScannedBlock: number | null; startBlock: number | null; scannedFrom: number | null }> {
+export async function readChainPassState(db: Queryable, network: string): Promise<ChainPassState> {
   const [row] = await db.query<{
-    last_scanned_block: number | null;
-    start_block: number | null;
-    scanned_from_block: number | null;
-  }>('SELECT last_scanned_block, start_block, scanned_from_block FROM chains WHERE network = $1', [network]);
+    last_scanned_block: number | string | null;
+    start_block: number | string | null;
+    scanned_from_block: number | string | null;
+    census_state: string | null;
+    census_block: number | string | null;
+    agents_count: number | string | null;
+    ratings_count: number | string | null;
+  }>(
+    `SELECT last_scanned_block, start_block, scanned_from_block, census_state, census_block, agents_count, ratings_count
+       FROM chains WHERE network = $1`,
+    [network],
+  );
   const n = (v: number | string | null | undefined) => (v === null || v === undefined ? null : Number(v));
   return {
     lastScannedBlock: n(row?.last_scanned_block),
     startBlock: n(row?.start_block),
     scannedFrom: n(row?.scanned_from_block),
+    census: { state: row?.census_state ?? null, block: n(row?.census_block) },
+    events: { agents: Number(row?.agents_count ?? 0), ratings: Number(row?.ratings_count ?? 0) },
   };
 }
 

@@ -16,7 +16,10 @@
  *    `retryAfterSeconds` when given; a request arriving before that Retry-After ran out (and more
  *    than 100 ms after the 429, so not one already in flight) is counted as `early`;
  *  - `fail-first`: the first `times` requests, of any method, answer HTTP `status` with a plain
- *    text body (a node that is down or overloaded: 429 without Retry-After, 502, 503).
+ *    text body (a node that is down or overloaded: 429 without Retry-After, 502, 503);
+ *  - `fail-call`: every eth_call (to the contract `to` only, when given) answers HTTP 503 with a
+ *    JSON-RPC error, while every other method is served (a node whose state reads fail: the
+ *    census cannot run; the configuration check's own eth_call goes to the reputation registry).
  * With any mode, `delayMs` (the third argument) holds every other request that long first (a slow
  * node). It imports nothing but Node's own modules, so the demo can put it in front of its node too.
  */
@@ -46,7 +49,8 @@ export type ProxyMode =
   | { kind: 'slow-range'; above: number; ms: number }
   | { kind: 'batch-cap'; max: number }
   | { kind: 'rate-limit'; every: number; times: number; retryAfterSeconds?: number }
-  | { kind: 'fail-first'; times: number; status: number };
+  | { kind: 'fail-first'; times: number; status: number }
+  | { kind: 'fail-call'; to?: string };
 
 export interface ProxyOptions {
   /** Hold every request this long before handling it (a slow node); `fail-first` answers at once. */
@@ -72,7 +76,7 @@ export interface HostileRpc {
   /** 429 answers, and requests that came before the Retry-After of the last one ran out. */
   readonly rateLimited: number;
   readonly early: number;
-  /** Requests answered with an HTTP error by `fail-first`. */
+  /** Requests answered with an HTTP error by `fail-first`, eth_calls refused by `fail-call`. */
   readonly failed: number;
   close(): Promise<void>;
 }
@@ -204,6 +208,20 @@ export async function startHostileRpc(
   ): Promise<{ status: number; body: unknown } | null> {
     const method = typeof call.method === 'string' ? call.method : '?';
     st.calls[method] = (st.calls[method] ?? 0) + 1;
+    if (mode.kind === 'fail-call' && method === 'eth_call') {
+      const to = (call.params?.[0] as { to?: unknown } | undefined)?.to;
+      if (mode.to === undefined || (typeof to === 'string' && to.toLowerCase() === mode.to.toLowerCase())) {
+        st.failed++;
+        return {
+          status: 503,
+          body: {
+            jsonrpc: '2.0',
+            id: call.id ?? null,
+            error: { code: -32603, message: 'injected eth_call failure' },
+          },
+        };
+      }
+    }
     const filter =
       method === 'eth_getLogs' ? (call.params?.[0] as Record<string, string> | undefined) : undefined;
     if (!filter) return forward(call);
