@@ -266,6 +266,24 @@ describe('explorer pages over plain HTTP', () => {
     expect(nowhere.res.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
+  it("a dot-only query (`..`, `.`) is the search route's own 422 page, never the answer of another route", async () => {
+    // `/search/..` would be `/` and `/search/.` would be `/search/` once the URL parser removed the
+    // dot segment: the page must show what /search answers for a query it cannot parse.
+    const api = (await (await app.request('/search/not-a-thing')).json()) as any;
+    expect(api.detail.error).toBe('unrecognized_query');
+    for (const q of ['..', '.']) {
+      const p = await page(`/explore/search?q=${encodeURIComponent(q)}`);
+      expect(p.status, q).toBe(422);
+      expectSiteHeaders(p.res);
+      expect(p.res.headers.get('cache-control'), q).toBe('no-store');
+      expect(p.html, q).toContain('422 · Unrecognized query');
+      expect(p.html, q).toContain(escapeHtml(api.detail.message));
+      for (const shape of api.detail.accepted_shapes)
+        expect(p.html, q).toContain(`<li>${escapeHtml(shape)}</li>`);
+      expect(p.html, q).not.toContain('id="total-agents"');
+    }
+  });
+
   it('a page spends its client budget: over it, the HTML 429 with Retry-After; /explore redirects home', async () => {
     // burst 3: the page takes one token and its first two reads the rest; the third read is refused
     const tight = createApp({

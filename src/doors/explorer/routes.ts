@@ -11,7 +11,7 @@ import { paidExampleCommand } from '../../payments/paid-example.js';
 import { pricingCatalog } from '../../payments/pricing.js';
 import type { App, AppContext, AppEnv } from '../http/context.js';
 import { notFound } from '../http/errors.js';
-import { requestInProcess, isObject } from '../in-process.js';
+import { isObject, pathSegment, requestInProcess } from '../in-process.js';
 import type { Html } from './html.js';
 import {
   CSS_PATH,
@@ -183,14 +183,14 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   app.get('/explore/search', async (c) => {
     const q = (c.req.query('q') ?? '').trim();
     if (q === '') return send(c, searchPage('', null));
-    const a = await get(c, `/search/${encodeURIComponent(q)}`);
+    const a = await get(c, `/search/${pathSegment(q)}`);
     if (a.status !== 200) return errorAnswer(c, a);
     return send(c, searchPage(q, a.body as SearchResult));
   });
 
   app.get('/explore/wallets/:wallet', async (c) => {
     const raw = c.req.param('wallet');
-    const a = await get(c, `/wallets/${encodeURIComponent(raw)}/chains`);
+    const a = await get(c, `/wallets/${pathSegment(raw)}/chains`);
     if (a.status !== 200) return errorAnswer(c, a);
     const preview = a.body as WalletChains;
     const wallet = preview.wallet;
@@ -223,7 +223,7 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   });
 
   app.get('/explore/chains/:network', async (c) => {
-    const a = await get(c, `/chains/${encodeURIComponent(c.req.param('network'))}`);
+    const a = await get(c, `/chains/${pathSegment(c.req.param('network'))}`);
     if (a.status !== 200) return errorAnswer(c, a);
     return send(c, chainPage(a.body as ChainDetail));
   });

@@ -130,7 +130,13 @@ export function useDoorCors(app: App): void {
  */
 export function createAppShell(ctx: AppContext): App {
   const app: App = new OpenAPIHono<AppEnv>({
-    getPath: (req) => stripV1(pathOfUrl(req.url)),
+    // An in-process call whose path holds a dot segment is routed by that path as written
+    // (`inProcessPath`, src/doors/in-process.ts); a socket request never carries the binding.
+    getPath: (req, opts) => {
+      const env = opts?.env as AppEnv['Bindings'] | undefined;
+      const literal = env?.incoming === undefined ? env?.inProcessPath : undefined;
+      return stripV1(literal ?? pathOfUrl(req.url));
+    },
     // Invalid parameters are the contract's 422, never Hono's default 400.
     defaultHook: (result, c) => {
       if (!result.success) {
