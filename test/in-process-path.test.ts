@@ -135,6 +135,9 @@ describe('requestInProcess: the route named gets the value as typed', () => {
     // without the binding (what any URL gives): the other routes
     expect(await (await app.request('/echo/../tail')).json()).toEqual({ route: 'tail' });
     expect(await (await app.request('/echo/..')).json()).toEqual({ route: 'root' });
+    // a request from a socket is routed by its URL, whatever bindings sit beside it
+    const socket = { incoming: { socket: { remoteAddress: '127.0.0.1' } }, inProcessPath: '/echo/..' };
+    expect(await (await app.request('/tail', {}, socket)).json()).toEqual({ route: 'tail' });
   });
 
   it('a metered route reached with `..` quotes and refuses the resource it was asked for, charging nothing', async () => {

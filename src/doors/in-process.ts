@@ -2,8 +2,11 @@
  * The plumbing the doors that answer from the HTTP app IN PROCESS share (the MCP tools, the A2A
  * skills, the explorer's pages): their answers come from the same routes, so the rate limit, the
  * paywall and the bytes are the HTTP door's. Each call carries the rate-limit key of the client
- * whose request reached the door (`inProcessClient`, see AppEnv): it spends one token of THAT
- * client's bucket. Undefined (tests only): not rate limited.
+ * whose request reached the door (`inProcessClient`, see AppEnv). A call of the MCP or A2A door
+ * spends one token of THAT client's bucket, like the door POST before it. A read of an explorer
+ * page is marked `alreadyCharged` (`inProcessCharged`): the page request took the client's one
+ * token for the whole view (and a page refused 429 reads nothing), so its reads are not charged
+ * again. Client undefined (tests only): not rate limited.
  *
  * Paths. Every user-supplied value a door puts in a path is ONE segment made by `pathSegment`
  * (percent-encoded: a `/`, `?`, `#` or `%` in it stays inside the segment). Percent-encoding cannot
@@ -19,7 +22,10 @@
 import type { App, AppEnv } from './http/env.js';
 
 /** The env bindings an in-process call may carry (never set by an HTTP client). */
-export type InProcessBindings = Pick<AppEnv['Bindings'], 'inProcessClient' | 'inProcessPath'>;
+export type InProcessBindings = Pick<
+  AppEnv['Bindings'],
+  'inProcessClient' | 'inProcessCharged' | 'inProcessPath'
+>;
 
 /** Anything with Hono's `request` (the app itself). */
 export interface InProcessApp {
@@ -57,16 +63,19 @@ function literalPath(pathWithQuery: string): string | undefined {
 /**
  * One request through the same app, in process, on behalf of `client`. `path` is the route's path
  * (with its query), every user-supplied segment made by `pathSegment`; a path holding a dot
- * segment is routed as written (`inProcessPath`).
+ * segment is routed as written (`inProcessPath`). `alreadyCharged`: the request that makes this
+ * call has paid the client's token for it (an explorer page view), so the call takes none.
  */
 export async function requestInProcess(
   app: InProcessApp,
   path: string,
   init: RequestInit,
   client: string | undefined,
+  opts: { alreadyCharged?: boolean } = {},
 ): Promise<Response> {
   const env: InProcessBindings = {};
   if (client !== undefined) env.inProcessClient = client;
+  if (client !== undefined && opts.alreadyCharged === true) env.inProcessCharged = true;
   const literal = literalPath(path);
   if (literal !== undefined) env.inProcessPath = literal;
   return app.request(path, init, Object.keys(env).length === 0 ? undefined : env);
