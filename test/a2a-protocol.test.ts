@@ -208,6 +208,19 @@ describe('POST /a2a message/send: the envelope', () => {
     }
   });
 
+  it('reads a dot-only text (`..`, `.`, `.%2E`, `../chains`) like any text without a subject: the status answer', async () => {
+    // The door only ever puts an EVM address or a base58 key in a path (through pathSegment), so a
+    // dot segment never reaches a route from here: `..` is unparseable input, answered as such.
+    for (const text of ['..', '.', '.%2E', '%2e%2e', '../chains', '/search/..']) {
+      expect(classify(text), text).toEqual({ kind: 'status', empty: false });
+      const { res, body } = await send(text, 4);
+      expect(res.status, text).toBe(200);
+      expect(expectMessage(body, 4), text).toMatch(
+        /^Your message holds no EVM address and no Solana key to look up\.\nIndex status: 0 agents and 0 ratings/,
+      );
+    }
+  });
+
   it('carries no caveat, no payment challenge and no policy decoration beyond text', async () => {
     const { text } = await send(`check ${NOBODY}`);
     expect(text).not.toMatch(/caveat|"402"|x402Version|accepts/);

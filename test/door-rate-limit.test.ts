@@ -3,7 +3,9 @@
  * server:
  *  - a JSON-RPC batch at /mcp is refused (400, -32600) and runs no tool;
  *  - every in-process call a door makes (MCP tools, A2A dispatch) spends one token from the bucket
- *    of the client that sent the POST, the same bucket its direct HTTP calls spend from;
+ *    of the client that sent the POST, the same bucket its direct HTTP calls spend from (only the
+ *    reads of an explorer page are marked already charged: the page view costs one token, see
+ *    test/explorer-http.test.ts);
  *  - with TRUST_PROXY the client is the X-Forwarded-For entry TRUST_PROXY_HOPS places from the
  *    right: rotating the leftmost (client-written) entry does not get past the limit.
  * Clients are told apart by X-Forwarded-For (TRUST_PROXY=true, one hop), so one test process can
@@ -11,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { clientKey } from '../src/doors/http/app.js';
+import { alreadyCharged, clientKey } from '../src/doors/http/app.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
@@ -120,6 +122,17 @@ describe('one client, one bucket, whatever the door', () => {
     expect(left).toBeGreaterThanOrEqual(BURST - 9 - 1);
     // Another client's bucket is untouched.
     expect(await tokensLeft(bystander)).toBeGreaterThanOrEqual(BURST - 1);
+  });
+
+  it('only an in-process read marked already charged (an explorer page read) skips its token; never a socket request', () => {
+    expect(alreadyCharged({ inProcessClient: '203.0.113.9', inProcessCharged: true })).toBe(true);
+    // the MCP and A2A doors' calls carry the client only: each spends its token
+    expect(alreadyCharged({ inProcessClient: '203.0.113.9' })).toBe(false);
+    expect(alreadyCharged(undefined)).toBe(false);
+    // a request from a socket is charged whatever bindings sit beside it
+    const socket = { socket: { remoteAddress: '127.0.0.1' } };
+    expect(alreadyCharged({ incoming: socket, inProcessCharged: true })).toBe(false);
+    expect(alreadyCharged({ incoming: {}, inProcessClient: 'x', inProcessCharged: true })).toBe(false);
   });
 
   it('an MCP message over the remaining budget gets the 429 of its calls, not extra work', async () => {

@@ -4,8 +4,10 @@
  * escaped text, the API's error meanings as HTML pages, and stay out of the OpenAPI document.
  * test/explorer-browser.test.ts renders the same pages in Chromium.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/doors/http/app.js';
+import { InProcessRateLimitStore, TokenBucketLimiter } from '../src/doors/http/rate-limit.js';
 import { BUYER_KEY_PLACEHOLDER, EXPLORER_CSP, EXPLORER_PATH } from '../src/doors/explorer/routes.js';
 import { escapeHtml } from '../src/doors/explorer/html.js';
 import type { Demo } from '../src/demo/run-demo.js';
@@ -13,6 +15,7 @@ import { servingBanner } from '../src/demo/run-demo.js';
 import { HOSTILE_TAG1 } from '../src/demo/scenario.js';
 import { matchTier } from '../src/payments/pricing.js';
 import { displayScore } from '../src/scoring/display.js';
+import { startHttpServer } from '../src/server.js';
 import { openDemoCopy } from './helpers/demo.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -266,22 +269,132 @@ describe('explorer pages over plain HTTP', () => {
     expect(nowhere.res.headers.get('content-type')).toMatch(/^text\/html/);
   });
 
-  it('a page spends its client budget: over it, the HTML 429 with Retry-After; /explore redirects home', async () => {
-    // burst 3: the page takes one token and its first two reads the rest; the third read is refused
+  it("a dot-only query (`..`, `.`) is the search route's own 422 page, never the answer of another route", async () => {
+    // `/search/..` would be `/` and `/search/.` would be `/search/` once the URL parser removed the
+    // dot segment: the page must show what /search answers for a query it cannot parse.
+    const api = (await (await app.request('/search/not-a-thing')).json()) as any;
+    expect(api.detail.error).toBe('unrecognized_query');
+    for (const q of ['..', '.']) {
+      const p = await page(`/explore/search?q=${encodeURIComponent(q)}`);
+      expect(p.status, q).toBe(422);
+      expectSiteHeaders(p.res);
+      expect(p.res.headers.get('cache-control'), q).toBe('no-store');
+      expect(p.html, q).toContain('422 · Unrecognized query');
+      expect(p.html, q).toContain(escapeHtml(api.detail.message));
+      for (const shape of api.detail.accepted_shapes)
+        expect(p.html, q).toContain(`<li>${escapeHtml(shape)}</li>`);
+      expect(p.html, q).not.toContain('id="total-agents"');
+    }
+  });
+
+  it('a page view costs its client exactly one token: its reads are not charged again; over the budget, the HTML 429', async () => {
+    // burst 1: a page whose reads spent tokens too would be refused on its first read.
     const tight = createApp({
-      config: { ...demo.config, rateLimit: { rate: 0.001, burst: 3 } },
+      config: { ...demo.config, rateLimit: { rate: 0.001, burst: 1 } },
       db: demo.db,
       now: () => NOW,
     });
-    const res = await tight.request('/', {}, { inProcessClient: 'explorer-test' });
-    expect(res.status).toBe(429);
-    expect(res.headers.get('retry-after')).toBe('1');
-    expect(res.headers.get('content-security-policy')).toBe(EXPLORER_CSP);
-    expect(await res.text()).toContain('429');
+    const w = demo.facts.multiChainOwner.address;
+    const pages: [string, number][] = [
+      ['/', 200],
+      [`/explore/search?q=${demo.facts.sameAgentIdOnTwoChains.agentId}`, 200],
+      ['/explore/search?q=..', 422],
+      [`/explore/wallets/${w}`, 200],
+      ['/explore/chains/base', 200],
+      ['/explore/chains/atlantis', 404],
+    ];
+    for (const [i, [path, status]] of pages.entries()) {
+      const client = { inProcessClient: `explorer-test-${i}` };
+      const first = await tight.request(path, {}, client);
+      expect(first.status, path).toBe(status);
+      await first.body?.cancel();
+      const second = await tight.request(path, {}, client);
+      expect(second.status, path).toBe(429);
+      expect(second.headers.get('retry-after')).toBe('1');
+      expect(second.headers.get('content-security-policy')).toBe(EXPLORER_CSP);
+      expect(await second.text()).toContain('429 · Too many requests');
+    }
     for (const p of ['/explore', '/explore/']) {
       const r = await app.request(p);
       expect(r.status, p).toBe(302);
       expect(r.headers.get('location'), p).toBe('/');
+    }
+  });
+
+  it('over a socket: N home page views spend exactly N tokens, and no header a client sends skips the limit', async () => {
+    const BURST = 5;
+    // A frozen clock: the bucket never refills during the test, so every token is counted.
+    const frozen = Date.now();
+    const server = await startHttpServer(
+      {
+        config: { ...demo.config, rateLimit: { rate: 1, burst: BURST } },
+        db: demo.db,
+        now: () => NOW,
+        rateLimit: new InProcessRateLimitStore(new TokenBucketLimiter(() => frozen)),
+      },
+      { host: '127.0.0.1', port: 0 },
+    );
+    try {
+      // Header names a client might try in order to pass for an in-process, already charged read
+      // (or another client), and any other token; values of any printable text.
+      const name = fc.oneof(
+        fc.constantFrom(
+          'inprocesscharged',
+          'inprocessclient',
+          'inprocesspath',
+          'x-in-process-charged',
+          'x-inprocess-client',
+          'x-already-charged',
+          'incoming',
+          'x-forwarded-for',
+          'forwarded',
+          'x-real-ip',
+          'x-client-ip',
+          'authorization',
+          'cookie',
+          'x-payment',
+        ),
+        fc
+          .stringMatching(/^[a-z][a-z0-9-]{0,20}$/)
+          // what fetch itself manages (or refuses to send)
+          .filter(
+            (n) =>
+              !/^(host|connection|content-length|transfer-encoding|keep-alive|upgrade|expect|te|trailer|accept)$/.test(
+                n,
+              ),
+          ),
+      );
+      const value = fc.oneof(
+        fc.constantFrom('true', '1', 'yes', '127.0.0.1', '203.0.113.7', 'explorer', '/health'),
+        fc.stringMatching(/^[\x21-\x7e]{1,30}$/),
+      );
+      const headerSets = fc.sample(fc.dictionary(name, value, { maxKeys: 6 }), { seed: 8004, numRuns: 40 });
+      const get = async (path: string, headers: Record<string, string>) => {
+        const res = await fetch(`${server.url}${path}`, { headers: { ...headers, accept: 'text/html' } });
+        const html = await res.text();
+        return { res, html };
+      };
+      for (let i = 0; i < BURST; i++) {
+        const { res, html } = await get('/', headerSets[i]!);
+        expect(res.status, `home page view ${i + 1} of ${BURST}`).toBe(200);
+        expect(html).toContain('id="total-agents"');
+      }
+      // The bucket is empty: whatever is sent, every page (and any route) is refused before work.
+      const paths = [
+        '/',
+        '/explore/search?q=1',
+        `/explore/wallets/${demo.facts.multiChainOwner.address}`,
+        '/health',
+      ];
+      for (const [i, headers] of headerSets.slice(BURST).entries()) {
+        const path = paths[i % paths.length]!;
+        const { res, html } = await get(path, headers);
+        expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(429);
+        expect(res.headers.get('retry-after')).toBe('1');
+        if (path !== '/health') expect(html).toContain('429 · Too many requests');
+      }
+    } finally {
+      await server.close();
     }
   });
 

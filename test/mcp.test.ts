@@ -226,6 +226,46 @@ describe('MCP door on the demo scenario', () => {
     expect(q.status).toBe('error');
   });
 
+  it('a dot-only argument (`..`, `.`) gets the refusal of the route named, never the answer of another route', async () => {
+    // Built naively, `/search/..` is `/`, `/wallets/../chains` is `/chains` and `/chains/..` is `/`.
+    const search = (await direct('/search/not-a-thing')).body;
+    const wallet = (await direct('/wallets/not-a-wallet/chains')).body;
+    const network = (await direct('/chains/atlantis')).body;
+    expect(network.detail.error).toBe('unknown_network');
+    for (const v of ['..', '.']) {
+      const q = await tool('rep_resolve', { q: v });
+      expect(q.status, v).toBe('error');
+      expect(q.http_status, v).toBe(422);
+      expect(q.route, v).toBe(`GET /search/${v}`);
+      expect(q.data, v).toEqual({ detail: { ...search.detail, query: v } });
+
+      for (const name of [
+        'rep_check_wallet',
+        'rep_lookup_wallet',
+        'rep_rater_profile',
+        'rep_history',
+        'rep_facets',
+      ]) {
+        const w = await tool(name, { wallet: v });
+        expect(w.status, `${name} ${v}`).toBe('error');
+        expect(w.http_status, `${name} ${v}`).toBe(422);
+        expect(w.route, `${name} ${v}`).toBe(`GET /wallets/${v}/chains`);
+        expect(w.data, `${name} ${v}`).toEqual({ detail: { ...wallet.detail, wallet: v } });
+      }
+
+      const agent = await tool('rep_lookup_agent', { network: 'base', agent_id: v });
+      expect(agent.status, v).toBe('error');
+      expect(agent.http_status, v).toBe(422);
+      expect(agent.data, v).toEqual({ detail: { ...search.detail, query: v } });
+
+      const chain = await tool('rep_chains', { network: v });
+      expect(chain.status, v).toBe('not_found');
+      expect(chain.http_status, v).toBe(404);
+      expect(chain.route, v).toBe(`GET /chains/${v}`);
+      expect(chain.data, v).toEqual({ detail: { ...network.detail, network: v } });
+    }
+  });
+
   it('a free tool never accepts payment (input validation error)', async () => {
     const r = await call('rep_index_status', { payment: 'eyJ4IjoxfQ==' });
     expect(r.isError).toBe(true);

@@ -84,11 +84,12 @@ export function paymentRequirements(tier: PriceTier, config: QuoteConfig): Payme
 /**
  * Canonical identity of what is bought: `METHOD /path?query` with the `/v1` alias stripped, HEAD
  * read as GET, and the query parameters sorted by name (stable: repeated keys keep their order).
- * Two requests with the same canonical resource are the same purchase.
+ * Two requests with the same canonical resource are the same purchase. `routedPath`: the path the
+ * router routed, when it is not the URL's (see the paywall's `PaidRequest.path`).
  */
-export function canonicalResource(method: string, url: string | URL): string {
+export function canonicalResource(method: string, url: string | URL, routedPath?: string): string {
   const u = typeof url === 'string' ? new URL(url, 'http://x') : url;
-  let path = u.pathname;
+  let path = routedPath ?? u.pathname;
   if (path === '/v1') path = '/';
   else if (path.startsWith('/v1/')) path = path.slice(3);
   const m = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();

@@ -192,6 +192,12 @@ interface PaywallContext extends PaidContext {
 interface PaidRequest {
   /** The request (method, URL, headers); its payment outcome is noted on it for the access log. */
   request: Request;
+  /**
+   * The path the router routed (without `/v1`): the resource bought and the tier's path. The URL's
+   * path, except for an in-process call routed by a path holding a dot segment, which its URL lost
+   * (src/doors/in-process.ts).
+   */
+  path: string;
   /** Path parameters as routed, not yet validated. */
   params: Record<string, string>;
   /** Query parameters as received; repeated keys keep every value. */
@@ -367,8 +373,8 @@ export function createPaywall(ctx: PaywallContext): Paywall {
    */
   async function handle<I>(req: PaidRequest, handler: PaidHandler<I>): Promise<PaidResponse> {
     const url = new URL(req.request.url);
-    const resource = canonicalResource(req.request.method, url);
-    const tier = tierOf(req.request.method, url, handler.tier);
+    const resource = canonicalResource(req.request.method, url, req.path);
+    const tier = tierOf(req.request.method, req.path, url.searchParams, handler.tier);
     const treasury = ctx.config.treasuryAddress;
     if (!treasury) {
       record(req.request, 'not_configured', 'payments_not_configured');
@@ -1017,9 +1023,9 @@ async function runAndStore<I>(
  * wallet-snapshot), which `/pricing` publishes and the MCP and A2A doors quote. A handler mounted
  * on a path outside its own tier's pattern (tests mount stand-ins) is charged its own tier.
  */
-function tierOf(method: string, url: URL, handlerTier: string): PriceTier {
+function tierOf(method: string, path: string, query: URLSearchParams, handlerTier: string): PriceTier {
   const own = tierById(handlerTier);
-  const matched = matchTier(method, url.pathname, url.searchParams);
+  const matched = matchTier(method, path, query);
   return matched && matched.path === own.path && matched.method === own.method ? matched : own;
 }
 

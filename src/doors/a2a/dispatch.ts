@@ -30,7 +30,7 @@
  */
 import { z } from 'zod';
 import { matchTier, tierById } from '../../payments/pricing.js';
-import { isObject } from '../in-process.js';
+import { isObject, pathSegment } from '../in-process.js';
 
 /** Only this many characters of the (concatenated) text are ever scanned: hostile input is bounded. */
 export const MAX_TEXT_CHARS = 4096;
@@ -204,7 +204,7 @@ function walletPreview(body: WalletChainsBody): string[] {
 }
 
 async function evmAnswer(deps: DoorDeps, address: string, others: number): Promise<string> {
-  const body = await getAs(deps, `/wallets/${address}/chains`, WalletChainsBody);
+  const body = await getAs(deps, `/wallets/${pathSegment(address)}/chains`, WalletChainsBody);
   const lines = walletPreview(body);
   if (others > 0) {
     lines.push(
@@ -216,7 +216,7 @@ async function evmAnswer(deps: DoorDeps, address: string, others: number): Promi
 }
 
 async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
-  const search = await getAs(deps, `/search/${encodeURIComponent(key)}`, SearchBody);
+  const search = await getAs(deps, `/search/${pathSegment(key)}`, SearchBody);
   const assets = search.matches.filter((m) => m.interpreted_as === 'solana_asset');
   const isWallet = search.matches.some((m) => m.interpreted_as === 'solana_wallet');
   const lines: string[] = [];
@@ -236,7 +236,7 @@ async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
     }
   }
   if (isWallet) {
-    const body = await getAs(deps, `/wallets/${encodeURIComponent(key)}/chains`, WalletChainsBody);
+    const body = await getAs(deps, `/wallets/${pathSegment(key)}/chains`, WalletChainsBody);
     lines.push(...walletPreview(body));
   }
   if (lines.length === 0) {

@@ -1,9 +1,11 @@
 /**
  * The explorer: server-rendered HTML pages at `/` and under `/explore/`, built from the JSON
  * answers of the free routes, fetched IN PROCESS through the same app (`requestInProcess`), so the
- * numbers, the rate limit and the error meanings are the API's: no query is written here. Plain
- * Hono routes (`app.get`), so none of them enters the OpenAPI document. No script at all; one
- * local stylesheet; a Content-Security-Policy on every answer.
+ * numbers, the rate limit and the error meanings are the API's: no query is written here. A page
+ * view costs its client ONE token of the default budget: the page request's own (a page refused
+ * 429 reads nothing); its reads are made `alreadyCharged` and take none. Plain Hono routes
+ * (`app.get`), so none of them enters the OpenAPI document. No script at all; one local
+ * stylesheet; a Content-Security-Policy on every answer.
  */
 import type { Context } from 'hono';
 import { METERED_ROUTES } from '../../metered-routes.js';
@@ -11,7 +13,7 @@ import { paidExampleCommand } from '../../payments/paid-example.js';
 import { pricingCatalog } from '../../payments/pricing.js';
 import type { App, AppContext, AppEnv } from '../http/context.js';
 import { notFound } from '../http/errors.js';
-import { requestInProcess, isObject } from '../in-process.js';
+import { isObject, pathSegment, requestInProcess } from '../in-process.js';
 import type { Html } from './html.js';
 import {
   CSS_PATH,
@@ -69,6 +71,22 @@ function send(c: C, page: Html, status: 200 | 404 | 422 | 429 | 500 | 503 = 200)
   securityHeaders(c);
   c.header('Cache-Control', status === 200 ? CACHE_PAGE : 'no-store');
   return c.html(page.markup, status);
+}
+
+/** `/` asked for JSON and not HTML: it keeps the JSON answers it always gave. */
+function jsonOnly(c: C): boolean {
+  const accept = (c.req.header('accept') ?? '').toLowerCase();
+  return accept.includes('application/json') && !accept.includes('text/html');
+}
+
+/**
+ * The answer to a request of the explorer refused by the rate limit (app.ts), before any work: the
+ * HTML 429 page carrying the limit's `message` (the limit set Retry-After). Null for a path that is
+ * not the explorer's, and for `/` asked for JSON only: the API's JSON 429.
+ */
+export function explorerRateLimited(c: C, message: string): Response | null {
+  if (!EXPLORER_PATH.test(c.req.path) || (c.req.path === '/' && jsonOnly(c))) return null;
+  return send(c, errorPage(429, 'Too many requests', message), 429);
 }
 
 /** The detail of an API error body as the page shows it, with the status and meaning kept. */
@@ -130,13 +148,17 @@ function errorAnswer(c: C, a: Answer): Response {
 export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   const baseUrl = () => ctx.config.baseUrl.replace(/\/+$/, '');
 
-  /** One free route through the same app, spending from the page's client budget. */
+  /**
+   * One free route through the same app, on behalf of the page's client, who paid the page's one
+   * token already: the read takes none (`alreadyCharged`).
+   */
   const get = async (c: C, path: string): Promise<Answer> => {
     const res = await requestInProcess(
       app,
       path,
       { headers: { accept: 'application/json' } },
       c.get('client'),
+      { alreadyCharged: true },
     );
     const text = await res.text();
     let body: unknown = null;
@@ -157,8 +179,7 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   app.get('/', async (c) => {
     c.header('Vary', 'Accept');
     // An API client asking for JSON (and not HTML) keeps the JSON answer `/` always gave.
-    const accept = (c.req.header('accept') ?? '').toLowerCase();
-    if (accept.includes('application/json') && !accept.includes('text/html')) return notFound(c);
+    if (jsonOnly(c)) return notFound(c);
     const r = await getAll(c, ['/health', '/chains', '/leaderboard', `/feed?limit=${HOME_FEED_ROWS}`]);
     if ('fail' in r) return errorAnswer(c, r.fail);
     const [health, chains, leaderboard, feed] = r.ok as [
@@ -183,14 +204,14 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   app.get('/explore/search', async (c) => {
     const q = (c.req.query('q') ?? '').trim();
     if (q === '') return send(c, searchPage('', null));
-    const a = await get(c, `/search/${encodeURIComponent(q)}`);
+    const a = await get(c, `/search/${pathSegment(q)}`);
     if (a.status !== 200) return errorAnswer(c, a);
     return send(c, searchPage(q, a.body as SearchResult));
   });
 
   app.get('/explore/wallets/:wallet', async (c) => {
     const raw = c.req.param('wallet');
-    const a = await get(c, `/wallets/${encodeURIComponent(raw)}/chains`);
+    const a = await get(c, `/wallets/${pathSegment(raw)}/chains`);
     if (a.status !== 200) return errorAnswer(c, a);
     const preview = a.body as WalletChains;
     const wallet = preview.wallet;
@@ -223,7 +244,7 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
   });
 
   app.get('/explore/chains/:network', async (c) => {
-    const a = await get(c, `/chains/${encodeURIComponent(c.req.param('network'))}`);
+    const a = await get(c, `/chains/${pathSegment(c.req.param('network'))}`);
     if (a.status !== 200) return errorAnswer(c, a);
     return send(c, chainPage(a.body as ChainDetail));
   });

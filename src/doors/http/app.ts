@@ -20,6 +20,7 @@ import type { ValidationItem } from '../../request-params.js';
 import { InProcessRateLimitStore, policyHeader, type Budget } from './rate-limit.js';
 import type { App, AppContext, AppEnv } from './context.js';
 import { registerRoutes } from './routes/index.js';
+import { explorerRateLimited } from '../explorer/routes.js';
 
 /**
  * The route TEMPLATE that answered (`/reputation/agent/:network/:agent_id`), never the raw path:
@@ -62,7 +63,7 @@ function stripV1(path: string): string {
  * X-Forwarded-For entry `trustProxyHops` places from the right (each trusted proxy appends the peer
  * it saw, so entries further left are whatever the client wrote and are never trusted; a header
  * with fewer entries than hops did not come through every proxy: the socket address is used).
- * From an in-process door call: the client of the door POST that made it (`inProcessClient`).
+ * From an in-process door call: the client of the door request that made it (`inProcessClient`).
  */
 export function clientKey(
   env: AppEnv['Bindings'] | undefined,
@@ -79,6 +80,18 @@ export function clientKey(
     .filter((e) => e !== '');
   return entries.length >= hops ? entries[entries.length - hops]! : socketAddr;
 }
+
+/**
+ * Whether a request is an in-process read the request that made it already paid the client's token
+ * for (an explorer page's read, `inProcessCharged`). Only a binding can say so, and only on a call
+ * that did not come from a socket: nothing an HTTP client sends is read here.
+ */
+export function alreadyCharged(env: AppEnv['Bindings'] | undefined): boolean {
+  return env !== undefined && env.incoming === undefined && env.inProcessCharged === true;
+}
+
+const TOO_MANY_REQUESTS =
+  'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.';
 
 /** Every route of the service on the shell below. */
 export function createApp(ctx: AppContext): App {
@@ -130,7 +143,13 @@ export function useDoorCors(app: App): void {
  */
 export function createAppShell(ctx: AppContext): App {
   const app: App = new OpenAPIHono<AppEnv>({
-    getPath: (req) => stripV1(pathOfUrl(req.url)),
+    // An in-process call whose path holds a dot segment is routed by that path as written
+    // (`inProcessPath`, src/doors/in-process.ts); a socket request never carries the binding.
+    getPath: (req, opts) => {
+      const env = opts?.env as AppEnv['Bindings'] | undefined;
+      const literal = env?.incoming === undefined ? env?.inProcessPath : undefined;
+      return stripV1(literal ?? pathOfUrl(req.url));
+    },
     // Invalid parameters are the contract's 422, never Hono's default 400.
     defaultHook: (result, c) => {
       if (!result.success) {
@@ -198,7 +217,9 @@ export function createAppShell(ctx: AppContext): App {
     }
   });
 
-  // Headers on every response, then the rate limit before any work.
+  // Headers on every response, then the rate limit before any work: one token per request, from
+  // a socket or in process (each MCP/A2A call, like the door POST), except an explorer page's
+  // reads: the page request took the one token of the view (alreadyCharged).
   app.use('*', async (c, next) => {
     const budget = budgetFor(stripV1(c.req.path));
     c.header('Api-Version', API_VERSION);
@@ -208,16 +229,11 @@ export function createAppShell(ctx: AppContext): App {
     // A call with no client (a test harness calling app.request with no env) is not limited.
     if (client !== undefined) {
       c.set('client', client);
-      if (!(await limiter.take(budget, client))) {
+      if (!alreadyCharged(c.env) && !(await limiter.take(budget, client))) {
         recordRateLimited(budget.name);
         c.header('Retry-After', '1');
-        return c.json(
-          {
-            detail:
-              'Too many requests: over the rate budget. Nothing was queried or charged; replay the identical request after a pause.',
-          },
-          429,
-        );
+        // A page of the explorer is refused with its HTML 429 page, anything else with the JSON.
+        return explorerRateLimited(c, TOO_MANY_REQUESTS) ?? c.json({ detail: TOO_MANY_REQUESTS }, 429);
       }
     }
     await next();

@@ -50,7 +50,7 @@ import { logger } from '../../log.js';
 import { METERED_ROUTES } from '../../metered-routes.js';
 import { AGENT_RATINGS_LIMIT, LEADERBOARD_FREE_ROWS, LEADERBOARD_PAGE_LIMIT } from '../../request-params.js';
 import { ToolArgs } from '../http/schemas/params.js';
-import { isObject } from '../in-process.js';
+import { isObject, pathSegment } from '../in-process.js';
 
 interface ToolDeps {
   call: RouteCaller;
@@ -94,7 +94,6 @@ const OutputSchema = z
   })
   .passthrough();
 
-const seg = (s: string) => encodeURIComponent(s);
 const qs = (params: Record<string, string | number | boolean | undefined>): string => {
   const u = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) u.set(k, String(v));
@@ -122,7 +121,7 @@ async function walletGate(
   w: string,
   opts: { identityRequired: boolean },
 ): Promise<ToolResult | null> {
-  const a = await deps.call(`/wallets/${seg(w)}/chains`);
+  const a = await deps.call(`/wallets/${pathSegment(w)}/chains`);
   if (a.http_status === 422) return fromAnswer(a, deps.treasury);
   if (a.http_status !== 200 || !isObject(a.body)) return null; // the paid route decides
   if (opts.identityRequired && Array.isArray(a.body.chains) && a.body.chains.length === 0) {
@@ -140,7 +139,7 @@ async function walletGate(
 async function lookupWallet(deps: ToolDeps, args: Args<'lookupWallet'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: true });
   if (gate) return gate;
-  const path = `/reputation/wallet/${seg(args.wallet)}${args.snapshot ? '?snapshot=true' : ''}`;
+  const path = `/reputation/wallet/${pathSegment(args.wallet)}${args.snapshot ? '?snapshot=true' : ''}`;
   return fromAnswer(await deps.call(path, { payment: args.payment }), deps.treasury);
 }
 
@@ -148,7 +147,7 @@ async function raterProfile(deps: ToolDeps, args: Args<'raterProfile'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: false });
   if (gate) return gate;
   return fromAnswer(
-    await deps.call(`/reputation/rater/${seg(args.wallet)}`, { payment: args.payment }),
+    await deps.call(`/reputation/rater/${pathSegment(args.wallet)}`, { payment: args.payment }),
     deps.treasury,
   );
 }
@@ -156,7 +155,7 @@ async function raterProfile(deps: ToolDeps, args: Args<'raterProfile'>) {
 async function history(deps: ToolDeps, args: Args<'history'>) {
   const gate = await walletGate(deps, args.wallet, { identityRequired: true });
   if (gate) return gate;
-  const path = `/reputation/wallet/${seg(args.wallet)}/history${qs({ bucket: args.bucket })}`;
+  const path = `/reputation/wallet/${pathSegment(args.wallet)}/history${qs({ bucket: args.bucket })}`;
   return fromAnswer(await deps.call(path, { payment: args.payment }), deps.treasury, (body) => {
     const caveats: ToolCaveat[] = [];
     const undated = isObject(body) && isObject(body.coverage) ? body.coverage.undated_reviews : undefined;
@@ -173,7 +172,7 @@ async function history(deps: ToolDeps, args: Args<'history'>) {
 async function lookupAgent(deps: ToolDeps, args: Args<'lookupAgent'>) {
   const max = args.max_ratings ?? AGENT_RATINGS_LIMIT.default;
   // Free gate: does that agent exist on that network? (the paid route quotes before validating)
-  const s = await deps.call(`/search/${seg(args.agent_id)}`);
+  const s = await deps.call(`/search/${pathSegment(args.agent_id)}`);
   if (s.http_status === 422) return fromAnswer(s, deps.treasury);
   if (s.http_status === 200 && isObject(s.body) && Array.isArray(s.body.matches)) {
     const ids = new Set([
@@ -196,7 +195,7 @@ async function lookupAgent(deps: ToolDeps, args: Args<'lookupAgent'>) {
       });
     }
   }
-  const path = `/reputation/agent/${seg(args.network)}/${seg(args.agent_id)}${qs({ max_ratings: max })}`;
+  const path = `/reputation/agent/${pathSegment(args.network)}/${pathSegment(args.agent_id)}${qs({ max_ratings: max })}`;
   return fromAnswer(await deps.call(path, { payment: args.payment }), deps.treasury, (body) => {
     if (!isObject(body)) return { data: body };
     let data: Record<string, unknown> = body;
@@ -238,7 +237,7 @@ async function facets(deps: ToolDeps, args: Args<'facets'>) {
   }
   const gate = await walletGate(deps, args.wallet, { identityRequired: true });
   if (gate) return gate;
-  const a = await deps.call(`/reputation/wallet/${seg(args.wallet)}`, { payment: args.payment });
+  const a = await deps.call(`/reputation/wallet/${pathSegment(args.wallet)}`, { payment: args.payment });
   return fromAnswer(a, deps.treasury, (body) => {
     if (!isObject(body)) return { data: body };
     const tool_caveats: ToolCaveat[] = [];
@@ -444,20 +443,23 @@ const TOOLS: readonly Tool[] = [
     'rep_resolve',
     'Free. GET /search/{q}: exact lookup of an EVM address, a Solana base58 key or an agent id; one row per chain (never a single answer), each with its owner, final_score and the paid detail route. No name search.',
     ToolArgs.resolve,
-    (deps, a) => get(deps, `/search/${seg(a.q)}`),
+    (deps, a) => get(deps, `/search/${pathSegment(a.q)}`),
   ),
   tool(
     'rep_check_wallet',
     'Free. GET /wallets/{wallet}/chains: the per-chain preview of a wallet (identities, final_score, reviews and distinct raters per chain, global score). An invalid wallet gives status error.',
     ToolArgs.checkWallet,
-    (deps, a) => get(deps, `/wallets/${seg(a.wallet)}/chains`),
+    (deps, a) => get(deps, `/wallets/${pathSegment(a.wallet)}/chains`),
   ),
   tool(
     'rep_chains',
     'Free. GET /chains (every chain side by side), or GET /chains/{network} for one chain (stats, top wallets scored with that chain only, facets, daily activity).',
     ToolArgs.chains,
     (deps, a) =>
-      get(deps, a.network === undefined ? '/chains' : `/chains/${seg(a.network)}${qs({ days: a.days })}`),
+      get(
+        deps,
+        a.network === undefined ? '/chains' : `/chains/${pathSegment(a.network)}${qs({ days: a.days })}`,
+      ),
   ),
   tool(
     'rep_feed',

@@ -62,7 +62,7 @@ export function registerPaidRoute<I>(
   app.get(honoPath, async function paidRoute(c) {
     const params = { ...c.req.param() } as Record<string, string>;
     const answer = await paywall.handle(
-      { request: c.req.raw, params, query: c.req.queries() ?? {} },
+      { request: c.req.raw, path: c.req.path, params, query: c.req.queries() ?? {} },
       opts.handler,
     );
     return c.body(answer.body, answer.status as ContentfulStatusCode, answer.headers);
