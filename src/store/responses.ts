@@ -2,7 +2,11 @@
  * Write statements for ResponseAppended: one row per log, idempotent (keyed by network + tx hash +
  * log index). The responder is classed when the row is written, from what the index knows of the
  * agent then: its current owner (`owner`), its `agentWallet` metadata (`operator`), anyone else
- * (`third_party`). Call it after the batch's ownership and metadata were written.
+ * (`third_party`). Call it after the batch's ownership and metadata were written. EVM addresses
+ * (`0x…`) compare case-insensitively; Solana base58 keys exactly (two keys may differ only in case).
+ * A Solana agent's `agentWallet` is not indexed (the program's WalletUpdated is not decoded), so a
+ * Solana responder is `owner` or `third_party`: a base58 key never starts with `0x` (base58 has no
+ * `0`), so it never equals a metadata value's hex.
  */
 import type { Queryable } from '../db/database.js';
 import type { ResponseEvent } from '../index-events.js';
@@ -24,7 +28,8 @@ export async function insertResponses(tx: Queryable, responses: readonly Respons
                                        response_uri, response_hash, responder_class, block_number, block_time)
          SELECT v.network, v.tx_hash, v.log_index, v.agent_id, v.rater, v.feedback_index, v.responder, v.response_uri,
                 v.response_hash,
-                CASE WHEN a.owner IS NOT NULL AND lower(a.owner) = lower(v.responder) THEN 'owner'
+                CASE WHEN a.owner = v.responder
+                       OR (v.responder LIKE '0x%' AND lower(a.owner) = lower(v.responder)) THEN 'owner'
                      WHEN m.value_hex IS NOT NULL AND lower(m.value_hex) = lower(v.responder) THEN 'operator'
                      ELSE 'third_party' END,
                 v.block_number, v.block_time
@@ -46,6 +51,44 @@ export async function insertResponses(tx: Queryable, responses: readonly Respons
         c.map((e) => e.blockNumber),
         c.map((e) => iso(e.blockTime)),
       ],
+    );
+  }
+  return n;
+}
+
+/**
+ * Re-classes the responders of the responses to `agentIds` on `network` (one of a chain without
+ * operator approvals in the index: Solana) by the ownership history: `owner` when the responder is
+ * the recipient of the agent's latest indexed transfer at or before the response's position, else
+ * `third_party`. The Solana scanner calls it with every batch for the agents of the batch's transfers
+ * and responses: its backfill walks newest to oldest, so a response is often written before the
+ * transfers that precede it, and the owner known then would depend on the page boundaries. Once the
+ * history is indexed the class no longer depends on the order it arrived in. Returns the rows changed.
+ */
+export async function reclassRespondersByHistory(
+  tx: Queryable,
+  network: string,
+  agentIds: readonly string[],
+): Promise<number> {
+  let n = 0;
+  for (const c of chunks(agentIds)) {
+    n += await count(
+      tx,
+      `WITH up AS (
+         UPDATE rating_responses r SET responder_class = k.cls
+           FROM (SELECT x.network, x.tx_hash, x.log_index,
+                        CASE WHEN (SELECT t.to_address FROM ownership_transfers t
+                                    WHERE t.network = x.network AND t.agent_id = x.agent_id
+                                      AND (t.block_number, t.log_index) <= (x.block_number, x.log_index)
+                                    ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1) = x.responder
+                             THEN 'owner' ELSE 'third_party' END AS cls
+                   FROM rating_responses x
+                  WHERE x.network = $1 AND x.agent_id = ANY($2::text[])) k
+          WHERE r.network = k.network AND r.tx_hash = k.tx_hash AND r.log_index = k.log_index
+            AND r.responder_class <> k.cls
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM up`,
+      [network, c],
     );
   }
   return n;
