@@ -29,6 +29,11 @@
  * Failed transactions (err) are skipped; an event that does not decode is skipped with an escaped
  * warning. Event identity: tx hash = the signature (base58), block number = the slot, block time =
  * the transaction's blockTime (null when the node has none).
+ *
+ * Responses (ResponseAppended): every batch re-classes the responders of its agents' responses by
+ * the ownership history (`owner`: the agent's owner at the response's slot, else `third_party`),
+ * since the walk writes a response before the older transfers that made its responder the owner.
+ * Only finalized slots are read: there is no reorg to roll back.
  */
 import {
   address,
@@ -44,6 +49,7 @@ import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
 import { recordRpcError } from '../metrics.js';
 import { raiseStartBlock } from '../store/chain-state.js';
+import { reclassRespondersByHistory } from '../store/responses.js';
 import {
   clearScanGaps,
   clearWalkCursor,
@@ -587,11 +593,24 @@ async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: nu
   return collectFetched(s, sigs, await fetchAndDecode(s, sigs, tries));
 }
 
-/** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
+/** The agents whose responses' class a batch may change: those of its transfers and responses. */
+function responseAgents(events: readonly IndexEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const e of events) if (e.kind === 'transfer' || e.kind === 'response') ids.add(e.agentId);
+  return [...ids];
+}
+
+/**
+ * Writes the gaps, the healed gaps and the incomplete transactions of a batch, and (after the
+ * batch's events were written) re-classes the responders of its agents' responses by the
+ * ownership history: the walk runs newest to oldest, so the transfers before a response often
+ * arrive in a later batch.
+ */
 async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise<void> {
   await recordScanGaps(tx, s.network, f.gaps);
   if (s.db) await clearScanGaps(tx, s.network, f.healed);
   await recordIncompleteTransactions(tx, s.network, f.incomplete);
+  await reclassRespondersByHistory(tx, s.network, responseAgents(f.events));
 }
 
 /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
