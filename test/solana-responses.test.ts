@@ -28,7 +28,16 @@ import {
 /* eslint-disable @typescript-eslint/no-explicit-any -- the served JSON is read field by field */
 
 const T0 = 1_760_000_000;
-const [A, COLLECTION, O1, O2, C1, C2, X] = [key(41), key(42), key(43), key(44), key(45), key(46), key(47)];
+const [A, COLLECTION, O1, O2, C1, C2, X, O3] = [
+  key(41),
+  key(42),
+  key(43),
+  key(44),
+  key(45),
+  key(46),
+  key(47),
+  key(48),
+];
 
 /** Markup, a NUL, SQL and a byte that is not UTF-8, as a hostile caller can have the program log. */
 const HOSTILE_URI = Buffer.concat([
@@ -44,7 +53,8 @@ const respond = (client: typeof C1, index: bigint, slot: bigint, responder: type
  * A registered by O1 (slot 100); ratings (C1, 0) and (C2, 1) (slot 110); O1 answers (C1, 0) as the
  * owner (120); X, a third party, answers it with a hostile URI (130); the owner moves to O2 (140);
  * then O1 (no longer the owner) and O2 (the owner) answer (C2, 1), and O2 answers (C2, 0), a rating
- * that does not exist (150).
+ * that does not exist (150). Beyond the first pass's margin: O2 answers (C2, 1) again (480), then
+ * the owner moves to O3 (481).
  */
 function ledger(): LedgerTx[] {
   return [
@@ -113,6 +123,20 @@ function ledger(): LedgerTx[] {
         { instruction: 'AppendResponse' },
       ),
     },
+    {
+      signature: sig(408),
+      slot: 480,
+      blockTime: T0 + 60,
+      logs: programLogs([respond(C2, 1n, 480n, O2, 'https://a.example/reply-3.json')], {
+        instruction: 'AppendResponse',
+      }),
+    },
+    {
+      signature: sig(409),
+      slot: 481,
+      blockTime: T0 + 61,
+      logs: programLogs([agentOwnerSynced(A, O2, O3)], { instruction: 'TransferAgent' }),
+    },
   ];
 }
 
@@ -136,14 +160,15 @@ function solanaConfig(): Config {
 
 const config = solanaConfig();
 
-async function index(t: TestDatabase, pageLimit: number) {
+/** One pass over the ledger as a node with head `head` serves it (the margin is 32 slots). */
+async function index(t: TestDatabase, pageLimit: number, head = 500) {
   const r = await runIndexPass({
     db: t.db,
     config,
     log: quietLogger(),
     progress: 'off',
     afterPass: refreshAfterPass,
-    solana: { transport: createReplay(ledger(), 500).transport, pageLimit, baseDelayMs: 1, maxDelayMs: 2 },
+    solana: { transport: createReplay(ledger(), head).transport, pageLimit, baseDelayMs: 1, maxDelayMs: 2 },
   });
   if (r.status !== 'ok' || r.failed.length > 0) throw new Error(`pass failed: ${JSON.stringify(r)}`);
   return r.chains.find((c) => c.network === 'solana')!;
@@ -266,5 +291,31 @@ describe('solana responses: indexed, classed and served', () => {
       [sig(499)],
     );
     expect(rows.map((r) => r.responder_class)).toEqual(['owner', 'third_party']);
+  });
+
+  it("a later pass: a response followed by a transfer away stays the owner's", async () => {
+    for (const [t, pageLimit] of [
+      [paged, 2],
+      [whole, 1000],
+    ] as const) {
+      const s = await index(t, pageLimit, 600);
+      expect(s).toMatchObject({ from: 469, to: 568 });
+      expect(s.inserted).toMatchObject({ responses: 1, transfers: 1 });
+      const [late] = await t.db.query<Record<string, unknown>>(
+        `SELECT responder, responder_class FROM rating_responses WHERE network = 'solana' AND tx_hash = $1`,
+        [sig(408)],
+      );
+      // O2 owned A at slot 480 (from 140 to 481), though O3 is its owner when the row is written
+      expect(late).toEqual({ responder: O2.b58, responder_class: 'owner' });
+    }
+    // and nothing earlier moved
+    const rows = await responseRows(paged);
+    expect(rows.filter((r) => r.slot !== 480).map((r) => r.responder_class)).toEqual([
+      'owner',
+      'third_party',
+      'third_party',
+      'owner',
+      'owner',
+    ]);
   });
 });

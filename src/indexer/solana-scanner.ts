@@ -593,13 +593,6 @@ async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: nu
   return collectFetched(s, sigs, await fetchAndDecode(s, sigs, tries));
 }
 
-/** The agents whose responses' class a batch may change: those of its transfers and responses. */
-function responseAgents(events: readonly IndexEvent[]): string[] {
-  const ids = new Set<string>();
-  for (const e of events) if (e.kind === 'transfer' || e.kind === 'response') ids.add(e.agentId);
-  return [...ids];
-}
-
 /**
  * Writes the gaps, the healed gaps and the incomplete transactions of a batch, and (after the
  * batch's events were written) re-classes the responders of its agents' responses by the
@@ -610,7 +603,12 @@ async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise
   await recordScanGaps(tx, s.network, f.gaps);
   if (s.db) await clearScanGaps(tx, s.network, f.healed);
   await recordIncompleteTransactions(tx, s.network, f.incomplete);
-  await reclassRespondersByHistory(tx, s.network, responseAgents(f.events));
+  await reclassRespondersByHistory(
+    tx,
+    s.network,
+    f.events.filter((e) => e.kind === 'response'),
+    f.events.filter((e) => e.kind === 'transfer'),
+  );
 }
 
 /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */
