@@ -30,9 +30,10 @@
  * warning. Event identity: tx hash = the signature (base58), block number = the slot, block time =
  * the transaction's blockTime (null when the node has none).
  *
- * Responses (ResponseAppended): every batch re-classes the responders of its agents' responses by
- * the ownership history (`owner`: the agent's owner at the response's slot, else `third_party`),
- * since the walk writes a response before the older transfers that made its responder the owner.
+ * Responses (ResponseAppended): every batch classes its responses, and the later responses of the
+ * agents it transfers, by the ownership history (`owner`: the agent's owner at the response's slot,
+ * else `third_party`), since the walk writes a response before the older transfers that made its
+ * responder the owner.
  * Only finalized slots are read: there is no reorg to roll back.
  */
 import {
@@ -595,9 +596,9 @@ async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: nu
 
 /**
  * Writes the gaps, the healed gaps and the incomplete transactions of a batch, and (after the
- * batch's events were written) re-classes the responders of its agents' responses by the
- * ownership history: the walk runs newest to oldest, so the transfers before a response often
- * arrive in a later batch.
+ * batch's events were written) classes by the ownership history its responses and the responses
+ * its transfers can change: the walk runs newest to oldest, so the transfers before a response
+ * often arrive in a later batch.
  */
 async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise<void> {
   await recordScanGaps(tx, s.network, f.gaps);
