@@ -16,6 +16,7 @@ import {
   metadataSet,
   newFeedback,
   programLogs,
+  responseAppended,
   BorshWriter,
 } from './helpers/solana-fixtures.js';
 
@@ -29,6 +30,7 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
     expect([...eventDiscriminator('FeedbackRevoked')]).toEqual([205, 16, 31, 94, 54, 101, 16, 199]);
     expect([...eventDiscriminator('UriUpdated')]).toEqual([170, 199, 78, 167, 49, 84, 102, 11]);
     expect([...eventDiscriminator('MetadataSet')]).toEqual([190, 125, 71, 119, 14, 31, 26, 197]);
+    expect([...eventDiscriminator('ResponseAppended')]).toEqual([168, 169, 214, 193, 171, 1, 232, 123]);
   });
 
   it('Borsh reader: i128 sign, u64 range, bounds and bad tags', () => {
@@ -108,6 +110,85 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
     expect(decodeEvent(Buffer.concat([fb, Buffer.of(0)]))).toMatchObject({ ok: false, reason: /trailing/ });
     expect(decodeEvent(Buffer.alloc(12, 1))).toMatchObject({ ok: false, reason: /unknown discriminator/ });
     expect(decodeEvent(Buffer.alloc(3))).toMatchObject({ ok: false });
+  });
+
+  it('decodes ResponseAppended (round trip) onto the response event NewFeedback joins', () => {
+    const [asset, client, responder] = [key(1), key(5), key(3)];
+    const hash = Uint8Array.from({ length: 32 }, (_, i) => i);
+    // markup, a NUL, SQL and a byte that is not UTF-8 (0xff), as a hostile program call could log
+    const hostile = Buffer.concat([
+      Buffer.from(`<img src=x onerror="alert(1)">\u0000'; DROP TABLE ratings; --`, 'utf8'),
+      Buffer.of(0xff),
+    ]);
+    const bytes = responseAppended({
+      asset,
+      client,
+      index: 3n,
+      slot: 77n,
+      responder,
+      uri: '',
+      uriBytes: hostile,
+      hash,
+    });
+    const d = decodeEvent(bytes);
+    expect(d).toMatchObject({
+      ok: true,
+      event: {
+        name: 'ResponseAppended',
+        asset: asset.b58,
+        client: client.b58,
+        feedbackIndex: 3n,
+        slot: 77n,
+        responder: responder.b58,
+        // the NUL and the invalid byte made storable (U+FFFD), the rest kept as logged
+        responseUri: `<img src=x onerror="alert(1)">\uFFFD'; DROP TABLE ratings; --\uFFFD`,
+      },
+    });
+    if (!d.ok || d.event.name !== 'ResponseAppended') return;
+    expect([...d.event.responseHash]).toEqual([...hash]);
+    expect([...d.event.sealHash]).toEqual(new Array(32).fill(7));
+    const fbd = decodeEvent(newFeedback({ asset, client, index: 3n, slot: 7n, value: 1n, decimals: 0 }));
+    if (!fbd.ok) throw new Error('NewFeedback did not decode');
+    const [fb] = toIndexEvents(fbd.event, pos);
+    const [resp] = toIndexEvents(d.event, pos);
+    expect(resp).toEqual({
+      ...pos,
+      kind: 'response',
+      agentId: asset.b58,
+      rater: client.b58,
+      feedbackIndex: '3',
+      responder: responder.b58,
+      responseUri: `<img src=x onerror="alert(1)">\uFFFD'; DROP TABLE ratings; --\uFFFD`,
+      responseHash: `0x${Buffer.from(hash).toString('hex')}`,
+    });
+    // the keys a response joins its rating on are the rating's own
+    expect(fb).toMatchObject({ kind: 'feedback', agentId: asset.b58, rater: client.b58, feedbackIndex: '3' });
+  });
+
+  it('refuses a truncated or padded ResponseAppended, and the shorter pre-SEAL layout', () => {
+    const full = responseAppended({
+      asset: key(1),
+      client: key(2),
+      index: 0n,
+      slot: 1n,
+      responder: key(3),
+      uri: 'ipfs://r',
+    });
+    for (const cut of [full.length - 1, full.length - 8, 8 + 32 + 32 + 8 + 8 + 32 + 16, 9])
+      expect(decodeEvent(full.subarray(0, cut))).toMatchObject({
+        ok: false,
+        ignored: false,
+        reason: /^ResponseAppended: need/,
+      });
+    expect(decodeEvent(Buffer.concat([full, Buffer.of(0)]))).toMatchObject({
+      ok: false,
+      reason: 'ResponseAppended: 1 trailing bytes',
+    });
+    // 0.5.0 (no seal_hash): 32 bytes short of the layout read here, refused rather than misread
+    const sealAt = 8 + 32 + 32 + 8 + 8 + 32 + 32; // discriminator, asset … response_hash
+    const preSeal = Buffer.concat([full.subarray(0, sealAt), full.subarray(sealAt + 32)]);
+    expect(preSeal.length).toBe(full.length - 32);
+    expect(decodeEvent(preSeal)).toMatchObject({ ok: false, ignored: false });
   });
 
   it('reads only the data lines of the program itself, not CPI callees or callers', () => {

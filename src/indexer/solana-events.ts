@@ -6,7 +6,10 @@
  *
  * Layouts: `idl/agent_registry_8004.json` (program version 0.5.2) in QuantuLabs/8004-solana. An
  * Anchor event is `sha256("event:<Name>")[0..8]` followed by the Borsh fields in IDL order, logged
- * base64-encoded as `Program data: <base64>` by `emit!`.
+ * base64-encoded as `Program data: <base64>` by `emit!`. ResponseAppended follows the same SEAL v1
+ * generation as NewFeedback and FeedbackRevoked here (the answered feedback's `seal_hash` after
+ * `response_hash`); the older 0.5.0 layouts (without `seal_hash`, or without `slot` and the
+ * digest) are 32 or more bytes shorter and are refused like any other undecodable event.
  */
 import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
@@ -152,8 +155,27 @@ export interface FeedbackRevoked {
   sealHash: Uint8Array;
   slot: bigint;
 }
+export interface ResponseAppended {
+  name: 'ResponseAppended';
+  asset: string;
+  /** The client whose feedback is answered (the rating's rater). */
+  client: string;
+  feedbackIndex: bigint;
+  slot: bigint;
+  responder: string;
+  responseHash: Uint8Array;
+  /** The answered feedback's seal hash (SEAL v1). */
+  sealHash: Uint8Array;
+  responseUri: string;
+}
 type SolanaEvent =
-  AgentRegistered | AgentOwnerSynced | UriUpdated | MetadataSet | NewFeedback | FeedbackRevoked;
+  | AgentRegistered
+  | AgentOwnerSynced
+  | UriUpdated
+  | MetadataSet
+  | NewFeedback
+  | FeedbackRevoked
+  | ResponseAppended;
 
 type Decoder = (r: BorshReader) => SolanaEvent;
 
@@ -244,6 +266,31 @@ const DECODERS: Record<string, Decoder> = {
     r.u64(); // new_revoke_count
     return { name: 'FeedbackRevoked', asset, clientAddress, feedbackIndex, sealHash, slot };
   },
+  // ResponseAppended { asset, client: pubkey, feedback_index: u64, slot: u64, responder: pubkey,
+  //   response_hash: [u8;32], seal_hash: [u8;32], new_response_digest: [u8;32],
+  //   new_response_count: u64, response_uri: string }
+  ResponseAppended: (r) => {
+    const asset = r.pubkey();
+    const client = r.pubkey();
+    const feedbackIndex = r.u64();
+    const slot = r.u64();
+    const responder = r.pubkey();
+    const responseHash = r.fixed(32);
+    const sealHash = r.fixed(32);
+    r.fixed(32); // new_response_digest
+    r.u64(); // new_response_count
+    return {
+      name: 'ResponseAppended',
+      asset,
+      client,
+      feedbackIndex,
+      slot,
+      responder,
+      responseHash,
+      sealHash,
+      responseUri: r.string(),
+    };
+  },
 };
 
 /** Events of the program the index does not need (known, so never warned about). */
@@ -253,7 +300,6 @@ const IGNORED_EVENTS = [
   'MetadataDeleted',
   'ParentAssetSet',
   'RegistryInitialized',
-  'ResponseAppended',
   'WalletResetOnOwnerSync',
   'WalletUpdated',
 ];
@@ -437,6 +483,21 @@ export function toIndexEvents(e: SolanaEvent, pos: EventPosition): IndexEvent[] 
           agentId: e.asset,
           rater: e.clientAddress,
           feedbackIndex: e.feedbackIndex.toString(),
+        },
+      ];
+    case 'ResponseAppended':
+      // feedback index as NewFeedback stores it (the program's per-agent counter, decimal), so
+      // the response joins its rating on (network, agent, rater, feedback index)
+      return [
+        {
+          ...pos,
+          kind: 'response',
+          agentId: e.asset,
+          rater: e.client,
+          feedbackIndex: e.feedbackIndex.toString(),
+          responder: e.responder,
+          responseUri: e.responseUri,
+          responseHash: `0x${hexOf(e.responseHash)}`,
         },
       ];
   }

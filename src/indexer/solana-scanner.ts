@@ -29,6 +29,12 @@
  * Failed transactions (err) are skipped; an event that does not decode is skipped with an escaped
  * warning. Event identity: tx hash = the signature (base58), block number = the slot, block time =
  * the transaction's blockTime (null when the node has none).
+ *
+ * Responses (ResponseAppended): every batch classes its responses, and the later responses of the
+ * agents it transfers, by the ownership history (`owner`: the agent's owner at the response's slot,
+ * else `third_party`), since the walk writes a response before the older transfers that made its
+ * responder the owner.
+ * Only finalized slots are read: there is no reorg to roll back.
  */
 import {
   address,
@@ -44,6 +50,7 @@ import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
 import { recordRpcError } from '../metrics.js';
 import { raiseStartBlock } from '../store/chain-state.js';
+import { reclassRespondersByHistory } from '../store/responses.js';
 import {
   clearScanGaps,
   clearWalkCursor,
@@ -587,11 +594,22 @@ async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: nu
   return collectFetched(s, sigs, await fetchAndDecode(s, sigs, tries));
 }
 
-/** Writes the gaps, the healed gaps and the incomplete transactions of a batch. */
+/**
+ * Writes the gaps, the healed gaps and the incomplete transactions of a batch, and (after the
+ * batch's events were written) classes by the ownership history its responses and the responses
+ * its transfers can change: the walk runs newest to oldest, so the transfers before a response
+ * often arrive in a later batch.
+ */
 async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise<void> {
   await recordScanGaps(tx, s.network, f.gaps);
   if (s.db) await clearScanGaps(tx, s.network, f.healed);
   await recordIncompleteTransactions(tx, s.network, f.incomplete);
+  await reclassRespondersByHistory(
+    tx,
+    s.network,
+    f.events.filter((e) => e.kind === 'response'),
+    f.events.filter((e) => e.kind === 'transfer'),
+  );
 }
 
 /** Gaps of earlier passes, tried again (oldest first): one non-advancing batch. */

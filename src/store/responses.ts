@@ -2,10 +2,14 @@
  * Write statements for ResponseAppended: one row per log, idempotent (keyed by network + tx hash +
  * log index). The responder is classed when the row is written, from what the index knows of the
  * agent then: its current owner (`owner`), its `agentWallet` metadata (`operator`), anyone else
- * (`third_party`). Call it after the batch's ownership and metadata were written.
+ * (`third_party`). Call it after the batch's ownership and metadata were written. EVM addresses
+ * (`0x…`) compare case-insensitively; Solana base58 keys exactly (two keys may differ only in case).
+ * A Solana agent's `agentWallet` is not indexed (the program's WalletUpdated is not decoded), so a
+ * Solana responder is `owner` or `third_party`: a base58 key never starts with `0x` (base58 has no
+ * `0`), so it never equals a metadata value's hex.
  */
 import type { Queryable } from '../db/database.js';
-import type { ResponseEvent } from '../index-events.js';
+import type { ResponseEvent, TransferEvent } from '../index-events.js';
 import { chunks, count, iso } from './rows.js';
 
 /** Stores responses as logged; returns the rows really inserted. */
@@ -24,7 +28,8 @@ export async function insertResponses(tx: Queryable, responses: readonly Respons
                                        response_uri, response_hash, responder_class, block_number, block_time)
          SELECT v.network, v.tx_hash, v.log_index, v.agent_id, v.rater, v.feedback_index, v.responder, v.response_uri,
                 v.response_hash,
-                CASE WHEN a.owner IS NOT NULL AND lower(a.owner) = lower(v.responder) THEN 'owner'
+                CASE WHEN a.owner = v.responder
+                       OR (v.responder LIKE '0x%' AND lower(a.owner) = lower(v.responder)) THEN 'owner'
                      WHEN m.value_hex IS NOT NULL AND lower(m.value_hex) = lower(v.responder) THEN 'operator'
                      ELSE 'third_party' END,
                 v.block_number, v.block_time
@@ -48,5 +53,63 @@ export async function insertResponses(tx: Queryable, responses: readonly Respons
       ],
     );
   }
+  return n;
+}
+
+/** The class of response `x` by the ownership history: the owner at its position, else a third party. */
+const CLASS_BY_HISTORY = `CASE WHEN (SELECT t.to_address FROM ownership_transfers t
+                                WHERE t.network = x.network AND t.agent_id = x.agent_id
+                                  AND (t.block_number, t.log_index) <= (x.block_number, x.log_index)
+                                ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1) = x.responder
+                         THEN 'owner' ELSE 'third_party' END`;
+
+/** Sets the class by history of the responses `x` the FROM/WHERE text selects; returns the rows changed. */
+function reclassStatement(selectResponses: string): string {
+  return `WITH up AS (
+     UPDATE rating_responses r SET responder_class = k.cls
+       FROM (SELECT x.network, x.tx_hash, x.log_index, ${CLASS_BY_HISTORY} AS cls ${selectResponses}) k
+      WHERE r.network = k.network AND r.tx_hash = k.tx_hash AND r.log_index = k.log_index
+        AND r.responder_class <> k.cls
+     RETURNING 1)
+   SELECT count(*)::int AS n FROM up`;
+}
+
+/**
+ * Re-classes responders by the ownership history, for a chain without operator approvals in the
+ * index (Solana): `owner` when the responder is the recipient of the agent's latest indexed
+ * transfer at or before the response's position, else `third_party`. Covers the `responses` just
+ * written and, for each of the `transfers` just written, its agent's responses from its block on
+ * (the only ones a transfer can change). The Solana scanner calls it with every batch: its backfill
+ * walks newest to oldest, so a response is often written before the transfers that precede it, and
+ * the owner known then would depend on the page boundaries; once the history is indexed the class
+ * no longer depends on the order it arrived in. Returns the rows changed.
+ */
+export async function reclassRespondersByHistory(
+  tx: Queryable,
+  network: string,
+  responses: readonly ResponseEvent[],
+  transfers: readonly TransferEvent[],
+): Promise<number> {
+  let n = 0;
+  for (const c of chunks(responses))
+    n += await count(
+      tx,
+      reclassStatement(`FROM rating_responses x
+         JOIN unnest($2::text[], $3::int[]) AS k(tx_hash, log_index)
+           ON x.network = $1 AND x.tx_hash = k.tx_hash AND x.log_index = k.log_index`),
+      [network, c.map((e) => e.txHash), c.map((e) => e.logIndex)],
+    );
+  // the lowest block of each agent's transfers: its responses from there on
+  const since = new Map<string, number>();
+  for (const t of transfers)
+    since.set(t.agentId, Math.min(since.get(t.agentId) ?? t.blockNumber, t.blockNumber));
+  for (const c of chunks([...since]))
+    n += await count(
+      tx,
+      reclassStatement(`FROM rating_responses x
+         JOIN unnest($2::text[], $3::bigint[]) AS s(agent_id, block_number)
+           ON x.network = $1 AND x.agent_id = s.agent_id AND x.block_number >= s.block_number`),
+      [network, c.map(([a]) => a), c.map(([, b]) => b)],
+    );
   return n;
 }

@@ -174,6 +174,35 @@ export function feedbackRevoked(asset: Key, client: Key, index: bigint, slot: bi
     .done();
 }
 
+export interface ResponseArgs {
+  asset: Key;
+  client: Key;
+  index: bigint;
+  slot: bigint;
+  responder: Key;
+  uri: string;
+  /** The URI's bytes as logged, when they are not UTF-8 (overrides `uri`). */
+  uriBytes?: Uint8Array;
+  hash?: Uint8Array;
+}
+
+/** ResponseAppended (SEAL v1 layout: the answered feedback's seal_hash after response_hash). */
+export function responseAppended(a: ResponseArgs): Buffer {
+  return new BorshWriter()
+    .raw(disc('ResponseAppended'))
+    .pubkey(a.asset)
+    .pubkey(a.client)
+    .u64(a.index)
+    .u64(a.slot)
+    .pubkey(a.responder)
+    .raw(a.hash ?? new Uint8Array(32).fill(0x5a)) // response_hash
+    .raw(new Uint8Array(32).fill(7)) // seal_hash
+    .raw(new Uint8Array(32).fill(13)) // new_response_digest
+    .u64(1n) // new_response_count
+    .bytes(a.uriBytes ?? Buffer.from(a.uri, 'utf8'))
+    .done();
+}
+
 /** Program logs of one top-level instruction of our program emitting `events` (base64 lines). */
 export function programLogs(
   events: Buffer[],
