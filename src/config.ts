@@ -289,9 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConcurrentPaidRuns: intVar(env, 'MAX_CONCURRENT_PAID_RUNS', 16, 1, 100_000),
     paymentReconcileSeconds: intVar(env, 'PAYMENT_RECONCILE_SECONDS', 300, 0, 7 * 24 * 3600),
     paymentSettleTimeoutSeconds: intVar(env, 'PAYMENT_SETTLE_TIMEOUT_SECONDS', 90, 1, 3600),
-    paymentJournal:
-      env.PAYMENT_JOURNAL?.trim() ||
-      `${dataDir.replace(/\/+$/, '')}/payment-journal.jsonl`,
+    paymentJournal: env.PAYMENT_JOURNAL?.trim() || `${dataDir.replace(/\/+$/, '')}/payment-journal.jsonl`,
     rpcRetryBaseMs: intVar(env, 'RPC_RETRY_BASE_MS', 250, 1, 60_000),
     rpcMaxAttempts: intVar(env, 'RPC_MAX_ATTEMPTS', 5, 1, 20),
     solanaRpcTimeoutMs: intVar(env, 'SOLANA_RPC_TIMEOUT_MS', 30_000, 100, 600_000),

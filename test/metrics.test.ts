@@ -23,7 +23,6 @@ import { configFor, deadRpcUrl } from './helpers/indexer-fixtures.js';
 import { migratedDataDir } from './helpers/db-template.js';
 import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 
-
 let t: TestDatabase;
 let app: ObservedApp;
 let metrics: RunningServer;
