@@ -91,6 +91,17 @@ export interface ResponseEvent extends EventPosition {
   responseHash: string | null;
 }
 
+/**
+ * Solana only: the agent wallet (the program's `agent_wallet`, the `operator` of a response) set by
+ * WalletUpdated, or cleared (null) by WalletResetOnOwnerSync or a WalletUpdated to the all-zero
+ * key. Not an IndexEvent: the Solana scanner writes it with its batch (ScanBatch.persist).
+ */
+export interface AgentWalletEvent extends EventPosition {
+  kind: 'agent_wallet';
+  agentId: string;
+  wallet: string | null;
+}
+
 export type IndexEvent =
   | RegisteredEvent
   | TransferEvent

@@ -4,6 +4,7 @@ import {
   decodeEvent,
   eventDiscriminator,
   extractProgramData,
+  toAgentWallet,
   toIndexEvents,
 } from '../src/indexer/solana-events.js';
 import {
@@ -17,6 +18,8 @@ import {
   newFeedback,
   programLogs,
   responseAppended,
+  walletResetOnOwnerSync,
+  walletUpdated,
   BorshWriter,
 } from './helpers/solana-fixtures.js';
 
@@ -189,6 +192,78 @@ describe('solana events (IDL agent_registry_8004 v0.5.2)', () => {
     const preSeal = Buffer.concat([full.subarray(0, sealAt), full.subarray(sealAt + 32)]);
     expect(preSeal.length).toBe(full.length - 32);
     expect(decodeEvent(preSeal)).toMatchObject({ ok: false, ignored: false });
+  });
+
+  it('decodes WalletUpdated and WalletResetOnOwnerSync (round trip) onto the agent wallet in force', () => {
+    const [asset, w1, w2, owner] = [key(1), key(6), key(7), key(3)];
+    const set = decodeEvent(walletUpdated(asset, null, w1, owner));
+    expect(set).toEqual({
+      ok: true,
+      event: {
+        name: 'WalletUpdated',
+        asset: asset.b58,
+        oldWallet: null,
+        newWallet: w1.b58,
+        updatedBy: owner.b58,
+      },
+    });
+    const moved = decodeEvent(walletUpdated(asset, w1, w2, owner));
+    expect(moved).toMatchObject({ ok: true, event: { oldWallet: w1.b58, newWallet: w2.b58 } });
+    // transfer_agent clears the wallet with a WalletUpdated to the all-zero key
+    const cleared = decodeEvent(walletUpdated(asset, w2, null, owner));
+    expect(cleared).toMatchObject({ ok: true, event: { newWallet: '11111111111111111111111111111111' } });
+    const reset = decodeEvent(walletResetOnOwnerSync(asset, w2, owner));
+    expect(reset).toEqual({
+      ok: true,
+      event: {
+        name: 'WalletResetOnOwnerSync',
+        asset: asset.b58,
+        oldWallet: w2.b58,
+        newWallet: '11111111111111111111111111111111',
+        ownerAfterSync: owner.b58,
+      },
+    });
+    if (!set.ok || !moved.ok || !cleared.ok || !reset.ok) return;
+    // no normalized IndexEvent: the wallet history is its own row
+    expect(toIndexEvents(set.event, pos)).toEqual([]);
+    expect(toIndexEvents(reset.event, pos)).toEqual([]);
+    expect(toAgentWallet(set.event, pos)).toEqual({
+      ...pos,
+      kind: 'agent_wallet',
+      agentId: asset.b58,
+      wallet: w1.b58,
+    });
+    expect(toAgentWallet(moved.event, pos)).toMatchObject({ wallet: w2.b58 });
+    expect(toAgentWallet(cleared.event, pos)).toMatchObject({ wallet: null });
+    expect(toAgentWallet(reset.event, pos)).toMatchObject({ wallet: null });
+    const reg = decodeEvent(agentRegistered(asset, key(2), owner, 'u'));
+    if (reg.ok) expect(toAgentWallet(reg.event, pos)).toBeNull();
+  });
+
+  it('refuses a truncated or padded wallet event, and a bad option tag', () => {
+    for (const full of [
+      walletUpdated(key(1), key(6), key(7), key(3)),
+      walletUpdated(key(1), null, key(7), key(3)),
+      walletResetOnOwnerSync(key(1), key(6), key(3)),
+    ]) {
+      const name = full.subarray(0, 8).equals(eventDiscriminator('WalletUpdated'))
+        ? 'WalletUpdated'
+        : 'WalletResetOnOwnerSync';
+      for (const cut of [full.length - 1, full.length - 32, 8 + 32, 9])
+        expect(decodeEvent(full.subarray(0, cut))).toMatchObject({
+          ok: false,
+          ignored: false,
+          reason: new RegExp(`^${name}: need`),
+        });
+      expect(decodeEvent(Buffer.concat([full, Buffer.of(0)]))).toMatchObject({
+        ok: false,
+        ignored: false,
+        reason: `${name}: 1 trailing bytes`,
+      });
+    }
+    const bad = walletUpdated(key(1), key(6), key(7), key(3));
+    bad[8 + 32] = 2; // old_wallet's option tag
+    expect(decodeEvent(bad)).toMatchObject({ ok: false, reason: /invalid option tag 2/ });
   });
 
   it('reads only the data lines of the program itself, not CPI callees or callers', () => {

@@ -10,11 +10,17 @@
  * generation as NewFeedback and FeedbackRevoked here (the answered feedback's `seal_hash` after
  * `response_hash`); the older 0.5.0 layouts (without `seal_hash`, or without `slot` and the
  * digest) are 32 or more bytes shorter and are refused like any other undecodable event.
+ * WalletUpdated and WalletResetOnOwnerSync follow the same asset-keyed generation, read from the
+ * program source (`programs/agent-registry-8004/src/identity/events.rs`, the version with
+ * CollectionPointerSet and ParentAssetSet): the stored 0.5.0 IDL has WalletUpdated with the same
+ * fields and predates WalletResetOnOwnerSync. Both carry `new_wallet` as a plain key: the program
+ * writes the all-zero key (the System address in base58) when it clears the wallet (transfer_agent's
+ * WalletUpdated, sync_owner's reset), read here as "no wallet".
  */
 import { createHash } from 'node:crypto';
 import { getBase58Decoder } from '@solana/kit';
 import { capKeyText, sanitizeText, scaleDecimal } from './scanner.js';
-import type { IndexEvent, EventPosition } from '../index-events.js';
+import type { AgentWalletEvent, IndexEvent, EventPosition } from '../index-events.js';
 
 /** The System Program address: the `from` of the transfer a registration implies. */
 const SYSTEM_ADDRESS = '11111111111111111111111111111111';
@@ -168,6 +174,20 @@ export interface ResponseAppended {
   sealHash: Uint8Array;
   responseUri: string;
 }
+export interface WalletUpdated {
+  name: 'WalletUpdated';
+  asset: string;
+  oldWallet: string | null;
+  newWallet: string;
+  updatedBy: string;
+}
+export interface WalletResetOnOwnerSync {
+  name: 'WalletResetOnOwnerSync';
+  asset: string;
+  oldWallet: string | null;
+  newWallet: string;
+  ownerAfterSync: string;
+}
 type SolanaEvent =
   | AgentRegistered
   | AgentOwnerSynced
@@ -175,7 +195,9 @@ type SolanaEvent =
   | MetadataSet
   | NewFeedback
   | FeedbackRevoked
-  | ResponseAppended;
+  | ResponseAppended
+  | WalletUpdated
+  | WalletResetOnOwnerSync;
 
 type Decoder = (r: BorshReader) => SolanaEvent;
 
@@ -291,6 +313,23 @@ const DECODERS: Record<string, Decoder> = {
       responseUri: r.string(),
     };
   },
+  // WalletUpdated { asset: pubkey, old_wallet: Option<pubkey>, new_wallet: pubkey, updated_by: pubkey }
+  WalletUpdated: (r) => ({
+    name: 'WalletUpdated',
+    asset: r.pubkey(),
+    oldWallet: r.option(() => r.pubkey()),
+    newWallet: r.pubkey(),
+    updatedBy: r.pubkey(),
+  }),
+  // WalletResetOnOwnerSync { asset: pubkey, old_wallet: Option<pubkey>, new_wallet: pubkey,
+  //   owner_after_sync: pubkey }
+  WalletResetOnOwnerSync: (r) => ({
+    name: 'WalletResetOnOwnerSync',
+    asset: r.pubkey(),
+    oldWallet: r.option(() => r.pubkey()),
+    newWallet: r.pubkey(),
+    ownerAfterSync: r.pubkey(),
+  }),
 };
 
 /** Events of the program the index does not need (known, so never warned about). */
@@ -300,8 +339,6 @@ const IGNORED_EVENTS = [
   'MetadataDeleted',
   'ParentAssetSet',
   'RegistryInitialized',
-  'WalletResetOnOwnerSync',
-  'WalletUpdated',
 ];
 
 const hexOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
@@ -500,5 +537,20 @@ export function toIndexEvents(e: SolanaEvent, pos: EventPosition): IndexEvent[] 
           responseHash: `0x${hexOf(e.responseHash)}`,
         },
       ];
+    case 'WalletUpdated':
+    case 'WalletResetOnOwnerSync':
+      // not an IndexEvent: the agent wallet history is written by the Solana scanner (toAgentWallet)
+      return [];
   }
+}
+
+/**
+ * The agent wallet an event puts in force from its position on: WalletUpdated's `new_wallet`, or
+ * none (null) for a reset on owner sync or the all-zero key (the program's "no wallet"). Null for
+ * events that do not touch the wallet.
+ */
+export function toAgentWallet(e: SolanaEvent, pos: EventPosition): AgentWalletEvent | null {
+  if (e.name !== 'WalletUpdated' && e.name !== 'WalletResetOnOwnerSync') return null;
+  const wallet = e.name === 'WalletUpdated' && e.newWallet !== SYSTEM_ADDRESS ? e.newWallet : null;
+  return { ...pos, kind: 'agent_wallet', agentId: e.asset, wallet };
 }

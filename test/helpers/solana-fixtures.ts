@@ -203,6 +203,32 @@ export function responseAppended(a: ResponseArgs): Buffer {
     .done();
 }
 
+/** The all-zero key: the program's "no wallet" in new_wallet. */
+const ZERO_KEY: Key = { b58: '11111111111111111111111111111111', bytes: new Uint8Array(32) };
+
+const optionKey = (w: BorshWriter, k: Key | null) => (k ? w.u8(1).pubkey(k) : w.u8(0));
+
+/** WalletUpdated { asset, old_wallet: Option<pubkey>, new_wallet (null: the all-zero key), updated_by }. */
+export function walletUpdated(
+  asset: Key,
+  oldWallet: Key | null,
+  newWallet: Key | null,
+  updatedBy: Key,
+): Buffer {
+  return optionKey(new BorshWriter().raw(disc('WalletUpdated')).pubkey(asset), oldWallet)
+    .pubkey(newWallet ?? ZERO_KEY)
+    .pubkey(updatedBy)
+    .done();
+}
+
+/** WalletResetOnOwnerSync { asset, old_wallet: Option<pubkey>, new_wallet (all zero), owner_after_sync }. */
+export function walletResetOnOwnerSync(asset: Key, oldWallet: Key | null, ownerAfterSync: Key): Buffer {
+  return optionKey(new BorshWriter().raw(disc('WalletResetOnOwnerSync')).pubkey(asset), oldWallet)
+    .pubkey(ZERO_KEY)
+    .pubkey(ownerAfterSync)
+    .done();
+}
+
 /** Program logs of one top-level instruction of our program emitting `events` (base64 lines). */
 export function programLogs(
   events: Buffer[],
