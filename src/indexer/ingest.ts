@@ -14,8 +14,9 @@
  *    feedback index), also when the rating arrives after its revocation; the rating stays;
  *  - ResponseAppended is kept as logged (responder classed owner / operator / third_party against
  *    the agent's owner and agentWallet as known when the batch is written; the Solana scanner then
- *    re-classes its responses by the ownership history, see reclassRespondersByHistory), and every
- *    rating naming a feedbackURI gets a fetch job in the feedback-document queue;
+ *    re-classes its responses by the ownership and agent wallet history, see
+ *    reclassRespondersByHistory), and every rating naming a feedbackURI gets a fetch job in the
+ *    feedback-document queue;
  *  - declared type: the agent's own MetadataSet keys `type`, `agentType`, `category` (in that
  *    order of preference; UTF-8 text, trimmed, non-empty), else the `agentType`/`category` of an
  *    inline `data:` registration file; never fetched over the network.

@@ -30,10 +30,11 @@
  * warning. Event identity: tx hash = the signature (base58), block number = the slot, block time =
  * the transaction's blockTime (null when the node has none).
  *
- * Responses (ResponseAppended): every batch classes its responses, and the later responses of the
- * agents it transfers, by the ownership history (`owner`: the agent's owner at the response's slot,
- * else `third_party`), since the walk writes a response before the older transfers that made its
- * responder the owner.
+ * Responses (ResponseAppended): every batch writes its agent wallet changes (WalletUpdated,
+ * WalletResetOnOwnerSync) and classes its responses, and the later responses of the agents it
+ * transfers or changes the wallet of, by history (`owner`: the agent's owner at the response's
+ * position, `operator`: the agent wallet in force there, else `third_party`), since the walk writes
+ * a response before the older transfers and wallet changes that decide its class.
  * Only finalized slots are read: there is no reorg to roll back.
  */
 import {
@@ -50,7 +51,7 @@ import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
 import { recordRpcError } from '../metrics.js';
 import { raiseStartBlock } from '../store/chain-state.js';
-import { reclassRespondersByHistory } from '../store/responses.js';
+import { insertAgentWallets, reclassRespondersByHistory } from '../store/responses.js';
 import {
   clearScanGaps,
   clearWalkCursor,
@@ -77,13 +78,14 @@ import {
   type ScanBatch,
   type ScannerLogger,
 } from './scanner.js';
-import type { IndexEvent } from '../index-events.js';
+import type { AgentWalletEvent, IndexEvent } from '../index-events.js';
 import {
   decodeEvent,
   extractProgramData,
   SOLANA_MAX_EVENTS_PER_TX,
   SOLANA_MAX_TX_INDEX,
   solanaLogIndex,
+  toAgentWallet,
   toIndexEvents,
 } from './solana-events.js';
 
@@ -242,6 +244,8 @@ type Incomplete = IncompleteTransaction;
 /** What one page of transactions gave: events, and the state to write with them. */
 interface Fetched {
   events: IndexEvent[];
+  /** Agent wallet changes (written by persistFetched, not by the shared ingest). */
+  wallets: AgentWalletEvent[];
   gaps: Gap[];
   healed: string[];
   incomplete: Incomplete[];
@@ -372,28 +376,27 @@ interface DecodeContext {
   skip(sig: string, slot: number, index: number, why: string): void;
 }
 
-/** Events of one transaction, and why it is incomplete (null: complete). */
-function decodeTransaction(
-  p: PositionedSig,
-  tx: TxView,
-  c: DecodeContext,
-): { events: IndexEvent[]; incomplete: string | null } {
+/** Events of one transaction, its agent wallet changes, and why it is incomplete (null: complete). */
+type Decoded = { events: IndexEvent[]; wallets: AgentWalletEvent[]; incomplete: string | null };
+
+function decodeTransaction(p: PositionedSig, tx: TxView, c: DecodeContext): Decoded {
   const { stats, network } = c;
   stats.transactions++;
   if (!tx.meta || (tx.meta.err !== null && tx.meta.err !== undefined)) {
     if (tx.meta) stats.failedTransactions++;
-    return { events: [], incomplete: null };
+    return { events: [], wallets: [], incomplete: null };
   }
   const slot = Number(tx.slot ?? p.slot);
   const blockTime =
     tx.blockTime === null || tx.blockTime === undefined ? null : new Date(Number(tx.blockTime) * 1000);
   const logs = tx.meta.logMessages;
-  if (!logs) return { events: [], incomplete: 'the node returned no log messages' };
+  if (!logs) return { events: [], wallets: [], incomplete: 'the node returned no log messages' };
   const { items, truncated } = extractProgramData(logs, c.programId);
   let incomplete: string | null = truncated
     ? 'logs truncated by the node ("Log truncated"): later events are missing'
     : null;
   const events: IndexEvent[] = [];
+  const wallets: AgentWalletEvent[] = [];
   for (const item of items) {
     if (item.index >= SOLANA_MAX_EVENTS_PER_TX) {
       incomplete = `more than ${SOLANA_MAX_EVENTS_PER_TX} events in one transaction`;
@@ -408,17 +411,18 @@ function decodeTransaction(
       if (!d.ignored) c.skip(p.signature, slot, item.index, d.reason);
       continue;
     }
-    events.push(
-      ...toIndexEvents(d.event, {
-        network,
-        txHash: p.signature,
-        logIndex: solanaLogIndex(p.txIndex, item.index),
-        blockNumber: slot,
-        blockTime,
-      }),
-    );
+    const pos = {
+      network,
+      txHash: p.signature,
+      logIndex: solanaLogIndex(p.txIndex, item.index),
+      blockNumber: slot,
+      blockTime,
+    };
+    events.push(...toIndexEvents(d.event, pos));
+    const wallet = toAgentWallet(d.event, pos);
+    if (wallet) wallets.push(wallet);
   }
-  return { events, incomplete };
+  return { events, wallets, incomplete };
 }
 
 // ------------------------------------------------------------------ the scanner's steps
@@ -533,8 +537,6 @@ async function fetchTx(s: SolanaScan, sig: string, tries: number): Promise<TxVie
   }
 }
 
-type Decoded = { events: IndexEvent[]; incomplete: string | null };
-
 /** Fetches and decodes positioned transactions, in order (null: not served), txConcurrency at a time. */
 async function fetchAndDecode(
   s: SolanaScan,
@@ -557,7 +559,7 @@ async function fetchAndDecode(
 
 /** Sorts decoded transactions into events, gaps (not served), healed signatures and incomplete ones. */
 function collectFetched(s: SolanaScan, sigs: readonly PositionedSig[], results: (Decoded | null)[]): Fetched {
-  const out: Fetched = { events: [], gaps: [], healed: [], incomplete: [] };
+  const out: Fetched = { events: [], wallets: [], gaps: [], healed: [], incomplete: [] };
   for (const [i, r] of results.entries()) {
     const sig = sigs[i]!;
     if (!r) {
@@ -566,6 +568,7 @@ function collectFetched(s: SolanaScan, sigs: readonly PositionedSig[], results: 
     }
     out.healed.push(sig.signature);
     for (const e of r.events) out.events.push(e);
+    for (const w of r.wallets) out.wallets.push(w);
     if (r.incomplete) {
       s.stats.incomplete++;
       out.incomplete.push({
@@ -595,20 +598,21 @@ async function fetchAll(s: SolanaScan, sigs: readonly PositionedSig[], tries: nu
 }
 
 /**
- * Writes the gaps, the healed gaps and the incomplete transactions of a batch, and (after the
- * batch's events were written) classes by the ownership history its responses and the responses
- * its transfers can change: the walk runs newest to oldest, so the transfers before a response
- * often arrive in a later batch.
+ * Writes the gaps, the healed gaps, the incomplete transactions and the agent wallet changes of a
+ * batch, and (after the batch's events were written) classes by the ownership and wallet history
+ * its responses and the responses its transfers and wallet changes can change: the walk runs newest
+ * to oldest, so the transfers and wallet changes before a response often arrive in a later batch.
  */
 async function persistFetched(s: SolanaScan, tx: Queryable, f: Fetched): Promise<void> {
   await recordScanGaps(tx, s.network, f.gaps);
   if (s.db) await clearScanGaps(tx, s.network, f.healed);
   await recordIncompleteTransactions(tx, s.network, f.incomplete);
+  await insertAgentWallets(tx, f.wallets);
   await reclassRespondersByHistory(
     tx,
     s.network,
     f.events.filter((e) => e.kind === 'response'),
-    f.events.filter((e) => e.kind === 'transfer'),
+    [...f.events.filter((e) => e.kind === 'transfer'), ...f.wallets],
   );
 }
 

@@ -11,6 +11,7 @@ const DEMO_TABLES = [
   'ratings',
   'revocations',
   'ownership_transfers',
+  'solana_agent_wallets',
   'agent_metadata',
   'agents',
 ] as const;

@@ -4,12 +4,14 @@
  * agent then: its current owner (`owner`), its `agentWallet` metadata (`operator`), anyone else
  * (`third_party`). Call it after the batch's ownership and metadata were written. EVM addresses
  * (`0x…`) compare case-insensitively; Solana base58 keys exactly (two keys may differ only in case).
- * A Solana agent's `agentWallet` is not indexed (the program's WalletUpdated is not decoded), so a
- * Solana responder is `owner` or `third_party`: a base58 key never starts with `0x` (base58 has no
- * `0`), so it never equals a metadata value's hex.
+ * On Solana that first class is provisional (a base58 key never starts with `0x`, base58 has no
+ * `0`, so it never equals a metadata value's hex): the Solana scanner then re-classes by history
+ * (reclassRespondersByHistory): `owner` when the responder is the owner at the response's position,
+ * `operator` when it is the agent wallet in force there (the program's WalletUpdated and
+ * WalletResetOnOwnerSync, kept in solana_agent_wallets by insertAgentWallets), else `third_party`.
  */
 import type { Queryable } from '../db/database.js';
-import type { ResponseEvent, TransferEvent } from '../index-events.js';
+import type { AgentWalletEvent, ResponseEvent, TransferEvent } from '../index-events.js';
 import { chunks, count, iso } from './rows.js';
 
 /** Stores responses as logged; returns the rows really inserted. */
@@ -56,12 +58,51 @@ export async function insertResponses(tx: Queryable, responses: readonly Respons
   return n;
 }
 
-/** The class of response `x` by the ownership history: the owner at its position, else a third party. */
+/**
+ * Stores Solana agent wallet changes as logged (null wallet: cleared), idempotent (keyed like every
+ * event); returns the rows really inserted.
+ */
+export async function insertAgentWallets(
+  tx: Queryable,
+  wallets: readonly AgentWalletEvent[],
+): Promise<number> {
+  let n = 0;
+  for (const c of chunks(wallets))
+    n += await count(
+      tx,
+      `WITH ins AS (
+         INSERT INTO solana_agent_wallets (network, tx_hash, log_index, agent_id, wallet, block_number, block_time)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[])
+         ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS n FROM ins`,
+      [
+        c.map((e) => e.network),
+        c.map((e) => e.txHash),
+        c.map((e) => e.logIndex),
+        c.map((e) => e.agentId),
+        c.map((e) => e.wallet),
+        c.map((e) => e.blockNumber),
+        c.map((e) => iso(e.blockTime)),
+      ],
+    );
+  return n;
+}
+
+/**
+ * The class of response `x` by history: the owner at its position (the latest indexed transfer at
+ * or before it), else the agent wallet in force there (the latest wallet change at or before it; a
+ * cleared wallet is NULL and equals nothing), else a third party. Keys compare exactly.
+ */
 const CLASS_BY_HISTORY = `CASE WHEN (SELECT t.to_address FROM ownership_transfers t
                                 WHERE t.network = x.network AND t.agent_id = x.agent_id
                                   AND (t.block_number, t.log_index) <= (x.block_number, x.log_index)
                                 ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1) = x.responder
-                         THEN 'owner' ELSE 'third_party' END`;
+                         THEN 'owner'
+                         WHEN (SELECT w.wallet FROM solana_agent_wallets w
+                                WHERE w.network = x.network AND w.agent_id = x.agent_id
+                                  AND (w.block_number, w.log_index) <= (x.block_number, x.log_index)
+                                ORDER BY w.block_number DESC, w.log_index DESC LIMIT 1) = x.responder
+                         THEN 'operator' ELSE 'third_party' END`;
 
 /** Sets the class by history of the responses `x` the FROM/WHERE text selects; returns the rows changed. */
 function reclassStatement(selectResponses: string): string {
@@ -75,20 +116,21 @@ function reclassStatement(selectResponses: string): string {
 }
 
 /**
- * Re-classes responders by the ownership history, for a chain without operator approvals in the
- * index (Solana): `owner` when the responder is the recipient of the agent's latest indexed
- * transfer at or before the response's position, else `third_party`. Covers the `responses` just
- * written and, for each of the `transfers` just written, its agent's responses from its block on
- * (the only ones a transfer can change). The Solana scanner calls it with every batch: its backfill
- * walks newest to oldest, so a response is often written before the transfers that precede it, and
- * the owner known then would depend on the page boundaries; once the history is indexed the class
- * no longer depends on the order it arrived in. Returns the rows changed.
+ * Re-classes responders by the ownership and agent wallet history (Solana): `owner` when the
+ * responder is the recipient of the agent's latest indexed transfer at or before the response's
+ * position, `operator` when it is the agent wallet in force there (solana_agent_wallets), else
+ * `third_party`. Covers the `responses` just written and, for each of the `changes` just written
+ * (transfers and wallet changes), its agent's responses from its block on (the only ones a change
+ * can move). The Solana scanner calls it with every batch: its backfill walks newest to oldest, so
+ * a response is often written before the transfers and wallet changes that precede it, and the
+ * owner or wallet known then would depend on the page boundaries; once the history is indexed the
+ * class no longer depends on the order it arrived in. Returns the rows changed.
  */
 export async function reclassRespondersByHistory(
   tx: Queryable,
   network: string,
   responses: readonly ResponseEvent[],
-  transfers: readonly TransferEvent[],
+  changes: readonly (TransferEvent | AgentWalletEvent)[],
 ): Promise<number> {
   let n = 0;
   for (const c of chunks(responses))
@@ -99,9 +141,9 @@ export async function reclassRespondersByHistory(
            ON x.network = $1 AND x.tx_hash = k.tx_hash AND x.log_index = k.log_index`),
       [network, c.map((e) => e.txHash), c.map((e) => e.logIndex)],
     );
-  // the lowest block of each agent's transfers: its responses from there on
+  // the lowest block of each agent's transfers and wallet changes: its responses from there on
   const since = new Map<string, number>();
-  for (const t of transfers)
+  for (const t of changes)
     since.set(t.agentId, Math.min(since.get(t.agentId) ?? t.blockNumber, t.blockNumber));
   for (const c of chunks([...since]))
     n += await count(
