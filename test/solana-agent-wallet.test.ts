@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshAfterPass } from '../src/after-pass.js';
+import { migrate } from '../src/db/migrate.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { agentDetailHandler } from '../src/paid/agent-detail.js';
@@ -243,5 +244,53 @@ describe('solana agent wallets: responses from the agent wallet are operator', (
       ]);
     }
     expect(await classes(whole)).toEqual(await classes(paged));
+  });
+});
+
+/** Every Solana row the index holds, and the chain's counters, in a fixed order. */
+async function solanaState(t: TestDatabase) {
+  const rows = async (table: string, order: string) =>
+    t.db.query(`SELECT * FROM ${table} WHERE network = 'solana' ORDER BY ${order}`);
+  return {
+    agents: await rows('agents', 'agent_id'),
+    ratings: await rows('ratings', 'block_number, log_index'),
+    transfers: await rows('ownership_transfers', 'block_number, log_index'),
+    metadata: await rows('agent_metadata', 'agent_id, meta_key'),
+    responses: await rows('rating_responses', 'block_number, log_index'),
+    wallets: await rows('solana_agent_wallets', 'block_number, log_index'),
+    documents: await t.db.query(
+      `SELECT network, tx_hash, log_index, uri FROM feedback_documents WHERE network = 'solana' ORDER BY tx_hash, log_index`,
+    ),
+    counters: await t.db.query(
+      `SELECT agents_count, ratings_count, last_scanned_block, backfill_complete FROM chains WHERE network = 'solana'`,
+    ),
+  };
+}
+
+describe('migration 0130: an index scanned before it reads the Solana history again', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await openTestDatabase();
+  });
+  afterAll(() => t?.close());
+
+  it('resets the Solana checkpoint; the next pass adds exactly the skipped responses and wallets', async () => {
+    await index(t, 2, 600);
+    const full = await solanaState(t);
+    expect(full.responses.length).toBe(11);
+    expect(full.wallets.length).toBe(7);
+    // What an index scanned before 0130 holds: no Solana response, no wallet history.
+    await t.db.query(`DELETE FROM rating_responses WHERE network = 'solana'`);
+    await t.db.query(`DELETE FROM solana_agent_wallets WHERE network = 'solana'`);
+    await t.db.query(`DELETE FROM schema_migrations WHERE id = '0130_solana_agent_wallets.sql'`);
+    expect(await migrate(t.db)).toEqual(['0130_solana_agent_wallets.sql']);
+    const [reset] = await t.db.query<{ last_scanned_block: unknown; backfill_complete: boolean }>(
+      `SELECT last_scanned_block, backfill_complete FROM chains WHERE network = 'solana'`,
+    );
+    expect(reset).toEqual({ last_scanned_block: null, backfill_complete: false });
+    const s = await index(t, 2, 600);
+    // the skipped rows come back, nothing else is written twice
+    expect(s.inserted).toMatchObject({ ratings: 0, responses: 11 });
+    expect(await solanaState(t)).toEqual(full);
   });
 });
