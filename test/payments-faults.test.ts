@@ -7,8 +7,8 @@
  * chain; or the reconciliation records it) and never charged twice; an answer owed on such a retry
  * runs in a paid-run slot (MAX_CONCURRENT_PAID_RUNS: full → 503 `paid_capacity_exhausted` naming
  * the receipt, the retry served later), a reuse of stored bytes is never capped; race losers answer
- * `payment_in_flight`. The real connection cut (a TCP proxy in front of PostgreSQL) is in
- * db-unavailable-pg.test.ts.
+ * `payment_in_flight`. The real connection cut (a TCP proxy in front of PostgreSQL) and real
+ * `serve` processes (one SIGKILLed between settle and record) are in payments-processes-pg.test.ts.
  */
 import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
