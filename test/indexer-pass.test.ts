@@ -395,7 +395,7 @@ describe('indexer pass on a local chain', () => {
     const sol = config.chains.find((c) => c.network === 'solana')!;
     sol.enabled = true;
     sol.startBlock = 500;
-    // offline: an empty program history served by a replay transport (test/solana-fixtures.ts)
+    // offline: an empty program history served by a replay transport (test/helpers/solana-fixtures.ts)
     const replay = createReplay([], 2_000);
     const r = await runIndexPass({
       db: t.db,
