@@ -7,17 +7,12 @@
  * serves it. PGlite, or PostgreSQL with DATABASE_URL.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshAfterPass } from '../src/after-pass.js';
 import { migrate } from '../src/db/migrate.js';
-import { loadConfig, type Config } from '../src/config.js';
-import { runIndexPass } from '../src/indexer/pass.js';
 import { agentDetailHandler } from '../src/paid/agent-detail.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
-import { quietLogger } from './helpers/indexer-fixtures.js';
 import {
   agentOwnerSynced,
   agentRegistered,
-  createReplay,
   key,
   newFeedback,
   programLogs,
@@ -26,6 +21,8 @@ import {
   walletResetOnOwnerSync,
   walletUpdated,
   type LedgerTx,
+  solanaOnlyConfig,
+  indexSolanaLedger,
 } from './helpers/solana-fixtures.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the served JSON is read field by field */
@@ -116,39 +113,11 @@ function ledger(): LedgerTx[] {
   ];
 }
 
-function solanaConfig(): Config {
-  const base = loadConfig({});
-  return {
-    ...base,
-    chains: base.chains.map((c) =>
-      c.network === 'solana'
-        ? {
-            ...c,
-            rpcUrl: 'http://127.0.0.1:9/never-used',
-            startBlock: null,
-            confirmations: 32,
-            enabled: true,
-          }
-        : { ...c, enabled: false },
-    ),
-  };
-}
-
-const config = solanaConfig();
+const config = solanaOnlyConfig(32);
 
 /** One pass over the ledger as a node with head `head` serves it (the margin is 32 slots). */
-async function index(t: TestDatabase, pageLimit: number, head = 500) {
-  const r = await runIndexPass({
-    db: t.db,
-    config,
-    log: quietLogger(),
-    progress: 'off',
-    afterPass: refreshAfterPass,
-    solana: { transport: createReplay(ledger(), head).transport, pageLimit, baseDelayMs: 1, maxDelayMs: 2 },
-  });
-  if (r.status !== 'ok' || r.failed.length > 0) throw new Error(`pass failed: ${JSON.stringify(r)}`);
-  return r.chains.find((c) => c.network === 'solana')!;
-}
+const index = (t: TestDatabase, pageLimit: number, head = 500) =>
+  indexSolanaLedger(t.db, config, ledger(), { pageLimit, head });
 
 const classes = (t: TestDatabase) =>
   t.db.query<{ slot: number; log_index: number; responder: string; responder_class: string; uri: string }>(

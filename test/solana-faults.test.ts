@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RpcTransport } from '@solana/kit';
-import { loadConfig, type Config } from '../src/config.js';
+import { type Config } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { migrate } from '../src/db/migrate.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
@@ -24,22 +24,11 @@ import {
   programLogs,
   sig,
   type LedgerTx,
+  solanaOnlyConfig,
 } from './helpers/solana-fixtures.js';
 
 const T0 = 1_760_000_000;
 const [A, COLLECTION, O1, O2, O3, C1] = [key(1), key(3), key(4), key(5), key(6), key(7)];
-
-function config(): Config {
-  const base = loadConfig({});
-  return {
-    ...base,
-    chains: base.chains.map((c) =>
-      c.network === 'solana'
-        ? { ...c, rpcUrl: 'http://127.0.0.1:9/never-used', startBlock: null, confirmations: 0, enabled: true }
-        : { ...c, enabled: false },
-    ),
-  };
-}
 
 /** A transport that answers getTransaction with null for the hidden signatures (counted). */
 function hiding(inner: RpcTransport, hidden: Set<string>): { transport: RpcTransport; nulls: () => number } {
@@ -95,7 +84,7 @@ describe('solana: a transaction the node never serves is a gap that heals', () =
   let t: TestDatabase;
   let clean: TestDatabase;
   let log: CollectingLogger;
-  const cfg = config();
+  const cfg = solanaOnlyConfig(0);
   const hidden = new Set([sig(3)]);
   const replay = createReplay(ledger(), 40);
   const { transport, nulls } = hiding(replay.transport, hidden);
@@ -182,7 +171,7 @@ describe('solana: truncated logs', () => {
   afterAll(() => t.close());
 
   it('keeps the events before the cut and records the transaction as incomplete', async () => {
-    const cfg = config();
+    const cfg = solanaOnlyConfig(0);
     const fb = (i: bigint) =>
       newFeedback({ asset: A, client: C1, index: i, slot: 10n, value: 80n, decimals: 0 });
     const logs = programLogs([fb(0n), fb(1n)]);
@@ -236,7 +225,7 @@ describe('solana: the walk holds one page of signatures', () => {
   afterAll(() => t.close());
 
   it('3,000 signatures in pages of 100: at most a page plus one slot in memory, every page committed', async () => {
-    const cfg = config();
+    const cfg = solanaOnlyConfig(0);
     const txs: LedgerTx[] = [];
     for (let i = 0; i < 3000; i++) {
       // three transactions a slot; a few empty slots between

@@ -7,7 +7,6 @@
  * database (PGlite, or PostgreSQL with DATABASE_URL).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../src/config.js';
 import type { Queryable } from '../src/db/database.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -24,6 +23,7 @@ import {
   sig,
   uriUpdated,
   type LedgerTx,
+  solanaOnlyConfig,
 } from './helpers/solana-fixtures.js';
 
 const KINDS = ['register', 'transfer', 'uri', 'metadata', 'feedback', 'revoke'] as const;
@@ -86,18 +86,6 @@ function ledger(sameSlot: boolean): LedgerTx[] {
   return txs;
 }
 
-function config(): Config {
-  const base = loadConfig({});
-  return {
-    ...base,
-    chains: base.chains.map((c) =>
-      c.network === 'solana'
-        ? { ...c, rpcUrl: 'http://127.0.0.1:9/never-used', startBlock: null, confirmations: 0, enabled: true }
-        : { ...c, enabled: false },
-    ),
-  };
-}
-
 /** Everything order decides, per agent, with positions replaced by their order. */
 async function stateOf(db: Queryable): Promise<Record<string, unknown>> {
   const agents = await db.query<Record<string, unknown>>(
@@ -122,7 +110,7 @@ async function stateOf(db: Queryable): Promise<Record<string, unknown>> {
 describe('solana: order inside a slot', () => {
   let same: TestDatabase;
   let apart: TestDatabase;
-  const cfg = config();
+  const cfg = solanaOnlyConfig(0);
   const n = scenarios().length;
 
   beforeAll(async () => {

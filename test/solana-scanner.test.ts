@@ -5,7 +5,6 @@
  * PostgreSQL with TEST_DATABASE_URL), then read back through the aggregates and the HTTP app.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../src/config.js';
 import { createApp } from '../src/doors/http/app.js';
 import { refreshAfterPass } from '../src/after-pass.js';
 import { runIndexPass, type RunIndexPassOptions } from '../src/indexer/pass.js';
@@ -24,6 +23,7 @@ import {
   sig,
   type LedgerTx,
   type Replay,
+  solanaOnlyConfig,
 } from './helpers/solana-fixtures.js';
 
 const HOSTILE_TAG1 = (`<script>alert("x")</script> 'q' "dq" & <b>` + '\u0000').repeat(20).slice(0, 500);
@@ -142,29 +142,11 @@ function ledger(): LedgerTx[] {
   ];
 }
 
-function solanaConfig(): Config {
-  const base = loadConfig({});
-  return {
-    ...base,
-    chains: base.chains.map((c) =>
-      c.network === 'solana'
-        ? {
-            ...c,
-            rpcUrl: 'http://127.0.0.1:9/never-used',
-            startBlock: null,
-            confirmations: 32,
-            enabled: true,
-          }
-        : { ...c, enabled: false },
-    ),
-  };
-}
-
 describe('solana scanner through the pass (replay transport)', () => {
   let t: TestDatabase;
   let replay: Replay;
   let log: CollectingLogger;
-  const config = solanaConfig();
+  const config = solanaOnlyConfig(32);
   const pass = (over: Partial<RunIndexPassOptions> = {}) =>
     runIndexPass({
       db: t.db,
@@ -401,7 +383,7 @@ describe('solana scanner: a crash mid-pass', () => {
   });
 
   it('checkpoints only whole slots: the next pass ends with exactly the rows of an uninterrupted run', async () => {
-    const config = solanaConfig();
+    const config = solanaOnlyConfig(32);
     const solana = { pageLimit: 2, baseDelayMs: 1, maxDelayMs: 2 };
     const clean = await runIndexPass({
       db: a.db,

@@ -7,6 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import { getBase58Decoder, type RpcTransport } from '@solana/kit';
+import { refreshAfterPass } from '../../src/after-pass.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Database } from '../../src/db/database.js';
+import { runIndexPass } from '../../src/indexer/pass.js';
+import { quietLogger } from './indexer-fixtures.js';
 
 export const PROGRAM_ID = '8oo4dC4JvBLwy5tGgiH3WwK4B9PWxL9Z4XjA2jzkQMbQ';
 export const CORE_PROGRAM = 'CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d';
@@ -367,4 +372,48 @@ export function createReplay(txs: LedgerTx[], head: number): Replay {
     }) as RpcTransport,
   };
   return replay;
+}
+
+/**
+ * The built-in configuration with Solana alone enabled, its RPC a closed port (a replay transport
+ * answers instead), no start block, and `confirmations` slots of margin below the head.
+ */
+export function solanaOnlyConfig(confirmations: number): Config {
+  const base = loadConfig({});
+  return {
+    ...base,
+    chains: base.chains.map((c) =>
+      c.network === 'solana'
+        ? { ...c, rpcUrl: 'http://127.0.0.1:9/never-used', startBlock: null, confirmations, enabled: true }
+        : { ...c, enabled: false },
+    ),
+  };
+}
+
+/**
+ * One quiet index pass (the free aggregates refreshed after it) over `txs` as a node whose head is
+ * `head` serves them, `pageLimit` signatures a page; throws unless it succeeded. Returns the Solana
+ * chain's result.
+ */
+export async function indexSolanaLedger(
+  db: Database,
+  config: Config,
+  txs: LedgerTx[],
+  o: { pageLimit: number; head: number },
+) {
+  const r = await runIndexPass({
+    db,
+    config,
+    log: quietLogger(),
+    progress: 'off',
+    afterPass: refreshAfterPass,
+    solana: {
+      transport: createReplay(txs, o.head).transport,
+      pageLimit: o.pageLimit,
+      baseDelayMs: 1,
+      maxDelayMs: 2,
+    },
+  });
+  if (r.status !== 'ok' || r.failed.length > 0) throw new Error(`pass failed: ${JSON.stringify(r)}`);
+  return r.chains.find((c) => c.network === 'solana')!;
 }
