@@ -79,15 +79,10 @@ import {
   type ScannerLogger,
 } from './scanner.js';
 import type { AgentWalletEvent, IndexEvent } from '../index-events.js';
-import {
-  decodeEvent,
-  extractProgramData,
-  SOLANA_MAX_EVENTS_PER_TX,
-  SOLANA_MAX_TX_INDEX,
-  solanaLogIndex,
-  toAgentWallet,
-  toIndexEvents,
-} from './solana-events.js';
+import { toAgentWallet, toIndexEvents } from './solana/normalize.js';
+import { decodeEvent } from './solana/program-events.js';
+import { extractProgramData } from './solana/program-logs.js';
+import { SOLANA_MAX_EVENTS_PER_TX, SOLANA_MAX_TX_INDEX, solanaLogIndex } from './solana/slot-order.js';
 
 export interface SolanaScanOptions {
   /** Signatures per getSignaturesForAddress page (the RPC maximum is 1000): one committed batch. */
