@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BorshReader,
-  decodeEvent,
-  eventDiscriminator,
-  extractProgramData,
-  toAgentWallet,
-  toIndexEvents,
-} from '../src/indexer/solana-events.js';
+import { BorshReader } from '../src/indexer/solana/borsh.js';
+import { toAgentWallet, toIndexEvents } from '../src/indexer/solana/normalize.js';
+import { decodeEvent, eventDiscriminator } from '../src/indexer/solana/program-events.js';
+import { extractProgramData } from '../src/indexer/solana/program-logs.js';
 import {
   CORE_PROGRAM,
   PROGRAM_ID,
