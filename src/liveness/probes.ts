@@ -62,17 +62,20 @@ export async function probeA2a(url: string, limits: FetchLimits): Promise<ProbeO
   } catch {
     return outcome(false, 'bad_uri', started);
   }
-  let reason = 'not_an_agent_card';
+  // The reason given is the declared URL's; the well-known card only counts when it is one.
+  let reason: string | null = null;
   for (const t of tries) {
     const r = await fetchDocument(t, limits);
-    if (!r.ok) {
-      reason = r.code === 'http_error' ? `http_${(r.detail ?? '').replace(/^HTTP /, '') || 'error'}` : r.code;
-      continue;
+    let why: string;
+    if (!r.ok)
+      why = r.code === 'http_error' ? `http_${(r.detail ?? '').replace(/^HTTP /, '') || 'error'}` : r.code;
+    else {
+      const card = readJsonObject(r.bytes);
+      const skills = card.ok ? agentCardSkills(card.doc) : null;
+      if (skills !== null) return outcome(true, null, started, { skillCount: skills });
+      why = card.ok ? 'not_an_agent_card' : card.problem;
     }
-    const card = readJsonObject(r.bytes);
-    const skills = card.ok ? agentCardSkills(card.doc) : null;
-    if (skills !== null) return outcome(true, null, started, { skillCount: skills });
-    reason = card.ok ? 'not_an_agent_card' : card.problem;
+    reason ??= why;
   }
   return outcome(false, reason, started);
 }

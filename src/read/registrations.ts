@@ -125,7 +125,7 @@ export async function readRegistrationStats(
               count(*) FILTER (WHERE domain_proof = 'unreachable') AS p_unreachable
          FROM agent_endpoints GROUP BY network, agent_id),
      r AS (
-       SELECT r.network,
+       SELECT r.network AS r_network,
               count(*) AS with_uri,
               count(*) FILTER (WHERE r.file_state IS NOT NULL AND r.file_state <> 'unreachable' OR r.fetched_at IS NOT NULL) AS fetched,
               count(*) FILTER (WHERE r.file_state IN ('valid', 'changed')) AS valid_file,
@@ -142,7 +142,7 @@ export async function readRegistrationStats(
               coalesce(sum(e.alive_n), 0) AS e_alive, coalesce(sum(e.dead_n), 0) AS e_dead
          FROM agent_registrations r LEFT JOIN e ON e.network = r.network AND e.agent_id = r.agent_id
         GROUP BY r.network)
-     SELECT c.network, c.agents_count AS agents, r.* FROM chains c LEFT JOIN r ON r.network = c.network
+     SELECT r.*, c.network, c.agents_count AS agents FROM chains c LEFT JOIN r ON r.r_network = c.network
       ORDER BY c.network`,
   );
   const n = (v: unknown) => (v === null || v === undefined ? 0 : Number(v));

@@ -219,6 +219,9 @@ export async function finishRegistration(
   });
 }
 
+/** The stored endpoint is the one the new file names (same URL, same kind of probe). */
+const SAME = `(agent_endpoints.url = EXCLUDED.url AND agent_endpoints.probe_kind = EXCLUDED.probe_kind)`;
+
 /**
  * The services of a freshly parsed file: rows by position, an unchanged endpoint (same URL, same
  * kind) keeping its probe results and schedule, a new one due for a probe now; positions past the
@@ -282,8 +285,23 @@ async function replaceEndpoints(
     );
 }
 
-/** The stored endpoint is the one the new file names (same URL, same kind of probe). */
-const SAME = `(agent_endpoints.url = EXCLUDED.url AND agent_endpoints.probe_kind = EXCLUDED.probe_kind)`;
+/**
+ * Makes the fetched (or unreachable) files of `scope` due now, as their scheduled re-fetch would
+ * (the demo and the tests; the files keep what they proved so far).
+ */
+export async function recheckRegistrationsNow(
+  tx: Queryable,
+  now: Date,
+  scope: { network: string; agentIds: readonly string[] },
+): Promise<number> {
+  return count(
+    tx,
+    `WITH up AS (UPDATE agent_registrations SET next_try_at = $1::timestamptz
+                  WHERE state IN ('succeeded', 'failed') AND network = $2 AND agent_id = ANY($3::text[]) RETURNING 1)
+     SELECT count(*)::int AS n FROM up`,
+    [now.toISOString(), scope.network, [...scope.agentIds]],
+  );
+}
 
 /** Makes the registration files that wait for an IPFS gateway due now (called when one is configured). */
 export async function wakeIpfsRegistrations(tx: Queryable, now: Date): Promise<number> {
