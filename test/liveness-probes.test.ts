@@ -145,7 +145,10 @@ describe('A2A: the agent card parsed', () => {
       alive: false,
       reason: 'not_an_agent_card',
     });
-    expect(await probeA2a(`${base}/ok`, limits())).toMatchObject({ alive: false, reason: 'bad_content_type' });
+    expect(await probeA2a(`${base}/ok`, limits())).toMatchObject({
+      alive: false,
+      reason: 'bad_content_type',
+    });
     expect(await probeA2a(`${base}/.well-known/agent-card.json`, limits())).toMatchObject({
       alive: false,
       reason: 'http_404',
