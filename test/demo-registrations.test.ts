@@ -25,6 +25,7 @@ import { giveFeedback, registerAgent } from '../src/demo/registries.js';
 import { createApp } from '../src/doors/http/app.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import { refreshAfterPass } from '../src/after-pass.js';
+import { registry } from '../src/metrics.js';
 import { agentDetailHandler } from '../src/paid/agent-detail.js';
 import type { Config } from '../src/config.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
@@ -117,12 +118,19 @@ describe("the demo's registration files", () => {
     expect((freeBefore as any).leaderboard).toHaveLength(1);
   });
 
-  it('fetches every file once, then re-fetches them (the edited one is changed); probes every http(s) endpoint', () => {
+  it('fetches every file once, then re-fetches them (the edited one is changed); probes every http(s) endpoint', async () => {
     // the pending ipfs file waits for a gateway; the others were read
     expect(report.first).toMatchObject({ valid: 5, invalid: 1, unreachable: 1, changed: 0, waiting: 1 });
     expect(report.again).toMatchObject({ valid: 4, invalid: 1, unreachable: 1, changed: 1 });
     // valid: MCP, A2A, web; older shape: web, MCP, A2A; changed: web; hostile: web
     expect(report.probes).toEqual({ probed: 8, alive: 5, dead: 3 });
+    // and the metrics count them
+    const probes = (await registry.getSingleMetric('repindex_liveness_probes_total')!.get()).values;
+    expect(
+      probes.find((v) => v.labels.probe === 'mcp' && v.labels.result === 'alive')?.value,
+    ).toBeGreaterThanOrEqual(1);
+    const files = (await registry.getSingleMetric('repindex_registration_files_total')!.get()).values;
+    expect(files.find((v) => v.labels.outcome === 'changed')?.value).toBeGreaterThanOrEqual(1);
   });
 
   it('/stats/registrations shows every file state, every domain proof and both liveness outcomes, with the funnel', async () => {

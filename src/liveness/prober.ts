@@ -12,6 +12,7 @@ import type { Database } from '../db/database.js';
 import { fetcherOptions } from '../documents/fetcher.js';
 import type { FetchLimits } from '../documents/safe-fetch.js';
 import { logger } from '../log.js';
+import { recordLivenessProbe } from '../metrics.js';
 import {
   finishProbe,
   leaseProbes,
@@ -94,7 +95,8 @@ export async function runProbeRound(ctx: ProberContext): Promise<ProbeReport> {
           latencyMs: null,
         };
       }
-      await finishProbe(ctx.db, job, clock(), result, o.recheckSeconds);
+      if (await finishProbe(ctx.db, job, clock(), result, o.recheckSeconds))
+        recordLivenessProbe(job.probe_kind, result.alive);
       if (result.alive) report.alive++;
       else report.dead++;
     }),

@@ -25,6 +25,7 @@ import { fetcherOptions, fetchHost, retryDelaySeconds } from '../documents/fetch
 import { runQueueRound } from '../documents/queue.js';
 import { fetchDocument, type FetchLimits, type FetchResult } from '../documents/safe-fetch.js';
 import { logger } from '../log.js';
+import { recordRegistrationFile } from '../metrics.js';
 import {
   finishRegistration,
   leaseRegistrations,
@@ -222,7 +223,8 @@ export async function runRegistrationRound(ctx: RegistrationContext): Promise<Re
       };
     },
     finish: async (job, outcome) => {
-      await finishRegistration(ctx.db, job, owner, clock(), outcome);
+      const written = await finishRegistration(ctx.db, job, owner, clock(), outcome);
+      if (written) recordRegistrationFile(outcome.fileState ?? outcome.state);
       if (outcome.state === 'retry') report.retried++;
       else if (outcome.state === 'queued') report.waiting++;
       else if (outcome.fileState) report[outcome.fileState]++;
