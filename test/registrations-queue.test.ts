@@ -35,6 +35,7 @@ import {
   nextProbeAllowedAt,
 } from '../src/store/registrations.js';
 import { rollbackAbove } from '../src/store/rollback.js';
+import { startRegistrationWorker } from '../src/registrations/worker.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -468,6 +469,65 @@ describe('services and probes', () => {
       alive: 0,
       dead: 0,
     });
+  });
+});
+
+describe('the worker of serve', () => {
+  it('probes at the per-host rate and stops at once when asked, mid-wait', async () => {
+    const own = await openTestDatabase();
+    try {
+      await registerChains(own.db, chains);
+      // a port where nothing listens: each probe is refused at once (127.0.0.1 allowed by configuration)
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise<void>((r) => closed.close(() => r()));
+      await ingestBatch(own.db, [registered('60', 'https://w.example/60.json')], {
+        network: 'base',
+        lastScannedBlock: null,
+        headAtLastSync: block,
+        caughtUp: false,
+      });
+      await drainRegistrations({
+        ...ctx({ clock: () => new Date() }),
+        db: own.db,
+        fetch: async () =>
+          file({
+            services: [
+              { name: 'web', endpoint: `http://127.0.0.1:${port}/a` },
+              { name: 'web', endpoint: `http://127.0.0.1:${port}/b` },
+            ],
+          }),
+      });
+      const config = {
+        ...loadConfig({
+          FEEDBACK_ALLOW_PRIVATE: '1',
+          REGISTRATION_FETCH: '0',
+          LIVENESS_HOST_INTERVAL_SECONDS: '30',
+          REGISTRATION_FETCH_PERIOD_SECONDS: '60',
+        }),
+        chains,
+      };
+      const worker = startRegistrationWorker(own.db, config)!;
+      const probed = async () =>
+        (
+          await own.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM agent_endpoints WHERE agent_id = '60' AND liveness IS NOT NULL`,
+          )
+        )[0]!.n;
+      for (let i = 0; i < 100 && (await probed()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await probed()).toBe(1); // the second waits for the host's turn (30 s)
+      const t0 = Date.now();
+      await worker.stop();
+      expect(Date.now() - t0).toBeLessThan(3_000);
+      expect(await probed()).toBe(1);
+      const [dead] = await own.db.query<any>(
+        `SELECT liveness, liveness_reason FROM agent_endpoints WHERE agent_id = '60' AND liveness IS NOT NULL`,
+      );
+      expect(dead).toEqual({ liveness: 'dead', liveness_reason: 'connect_failed' });
+    } finally {
+      await own.close();
+    }
   });
 });
 

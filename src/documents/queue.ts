@@ -72,16 +72,18 @@ export interface PeriodicWorker<R> {
 /**
  * Runs `run` at start and then every `periodSeconds` after the previous run ended; never overlaps
  * itself; a failed run is logged (under `component`) and the next one is scheduled all the same.
+ * `stop()` aborts the signal `run` is given (a run that waits may end early) and awaits it.
  */
 export function startPeriodic<R>(
   component: string,
   periodSeconds: number,
-  run: () => Promise<R>,
+  run: (signal: AbortSignal) => Promise<R>,
   failure: string,
 ): PeriodicWorker<R> {
   let timer: NodeJS.Timeout | null = null;
   let current: Promise<R | null> | null = null;
   let stopped = false;
+  const abort = new AbortController();
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => void runNow(), periodSeconds * 1000);
@@ -93,7 +95,7 @@ export function startPeriodic<R>(
     if (timer) clearTimeout(timer);
     current = (async () => {
       try {
-        return await run();
+        return await run(abort.signal);
       } catch (e) {
         logger(component).warn({ err: (e as Error).message.slice(0, 300) }, failure);
         return null;
@@ -109,6 +111,7 @@ export function startPeriodic<R>(
     runNow,
     async stop() {
       stopped = true;
+      abort.abort();
       if (timer) clearTimeout(timer);
       if (current) await current;
     },

@@ -5,7 +5,7 @@
  * src/store/registrations.ts `leaseProbes`); each probe (./probes.ts) records the last result, the
  * last success and the tool or skill count, and the endpoint is probed again after
  * `recheckSeconds`. A drain keeps leasing (waiting for the earliest host's turn when every due host
- * is resting) until nothing is due or its time budget is spent.
+ * is resting) until nothing is due, its time budget is spent or its signal aborts.
  */
 import { registrationsConfig, type Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -108,11 +108,15 @@ export async function runProbeRound(ctx: ProberContext): Promise<ProbeReport> {
  * Probes until nothing is due (or `budgetMs` is spent): when every due host rests, waits for the
  * earliest one's turn (within the budget).
  */
-export async function drainProbes(ctx: ProberContext, budgetMs = 50_000): Promise<ProbeReport> {
+export async function drainProbes(
+  ctx: ProberContext,
+  budgetMs = 50_000,
+  signal?: AbortSignal,
+): Promise<ProbeReport> {
   const clock = ctx.clock ?? (() => new Date());
   const end = Date.now() + budgetMs;
   const total: ProbeReport = { probed: 0, alive: 0, dead: 0 };
-  while (Date.now() < end) {
+  while (Date.now() < end && !signal?.aborted) {
     const r = await runProbeRound(ctx);
     total.probed += r.probed;
     total.alive += r.alive;
@@ -123,7 +127,13 @@ export async function drainProbes(ctx: ProberContext, budgetMs = 50_000): Promis
     // a host due now that another process holds (its lease ends soon): a short pause, not a spin
     const wait = Math.max(100, next.getTime() - clock().getTime());
     if (Date.now() + wait >= end) break;
-    await new Promise((r) => setTimeout(r, Math.min(wait, 60_000)));
+    await new Promise<void>((r) => {
+      const timer = setTimeout(r, Math.min(wait, 60_000));
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        r();
+      });
+    });
   }
   return total;
 }

@@ -233,10 +233,11 @@ export async function runRegistrationRound(ctx: RegistrationContext): Promise<Re
   return report;
 }
 
-/** Runs rounds until no file is due (or `maxRounds`); returns the sum. */
+/** Runs rounds until no file is due (or `maxRounds`, or `signal` aborts); returns the sum. */
 export async function drainRegistrations(
   ctx: RegistrationContext,
   maxRounds = 1000,
+  signal?: AbortSignal,
 ): Promise<RegistrationReport> {
   const total: RegistrationReport = {
     leased: 0,
@@ -249,7 +250,7 @@ export async function drainRegistrations(
   };
   if (ctx.options.limits.ipfsGateway)
     await wakeIpfsRegistrations(ctx.db, (ctx.clock ?? (() => new Date()))());
-  for (let i = 0; i < maxRounds; i++) {
+  for (let i = 0; i < maxRounds && !signal?.aborted; i++) {
     const r = await runRegistrationRound(ctx);
     for (const k of Object.keys(total) as (keyof RegistrationReport)[]) total[k] += r[k];
     if (r.leased === 0) break;

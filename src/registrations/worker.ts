@@ -20,12 +20,16 @@ export interface RegistrationStep {
 export async function runRegistrationStep(
   db: Database,
   config: Config,
-  opts: { rounds: number; probeBudgetMs: number },
+  opts: { rounds: number; probeBudgetMs: number; signal?: AbortSignal },
 ): Promise<RegistrationStep> {
   const r = config.registrations ?? registrationsConfig({});
-  const files = r.enabled ? await drainRegistrations(registrationContextFor(db, config), opts.rounds) : null;
+  const files = r.enabled
+    ? await drainRegistrations(registrationContextFor(db, config), opts.rounds, opts.signal)
+    : null;
   if (files && files.leased > 0) logger('registrations').info(files, 'registration files fetched');
-  const probes = r.liveness ? await drainProbes(proberContextFor(db, config), opts.probeBudgetMs) : null;
+  const probes = r.liveness
+    ? await drainProbes(proberContextFor(db, config), opts.probeBudgetMs, opts.signal)
+    : null;
   if (probes && probes.probed > 0) logger('liveness').info(probes, 'endpoints probed');
   return { files, probes };
 }
@@ -42,7 +46,7 @@ export function startRegistrationWorker(
   return startPeriodic(
     'registrations',
     r.periodSeconds,
-    () => runRegistrationStep(db, config, { rounds: 50, probeBudgetMs }),
+    (signal) => runRegistrationStep(db, config, { rounds: 50, probeBudgetMs, signal }),
     'registration step failed',
   );
 }
