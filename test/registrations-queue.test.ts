@@ -515,7 +515,7 @@ describe('the worker of serve', () => {
             `SELECT count(*)::int AS n FROM agent_endpoints WHERE agent_id = '60' AND liveness IS NOT NULL`,
           )
         )[0]!.n;
-      for (let i = 0; i < 100 && (await probed()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 400 && (await probed()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(await probed()).toBe(1); // the second waits for the host's turn (30 s)
       const t0 = Date.now();
       await worker.stop();
@@ -528,6 +528,52 @@ describe('the worker of serve', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe('a probe drain asked to stop', () => {
+  it("does not wait for a host's turn when the stop comes between two rounds", async () => {
+    await ingest([registered('61', 'https://s.example/61.json')]);
+    answers.set('https://s.example/61.json', () =>
+      file({
+        services: [
+          { name: 'web', endpoint: 'https://s61.example/a' },
+          { name: 'web', endpoint: 'https://s61.example/b' },
+        ],
+      }),
+    );
+    const scope = { network: 'base', agentIds: ['61'] };
+    await drainRegistrations(ctx({ scope, clock: () => new Date() }));
+    const stop = new AbortController();
+    // the stop arrives while the drain asks when the resting host's turn comes (after its check)
+    const db = {
+      ...t.db,
+      query: (sql: string, params?: readonly unknown[], o?: any) => {
+        if (sql.includes('min(lh.next_allowed_at)')) stop.abort();
+        return t.db.query(sql, params as unknown[], o);
+      },
+    } as typeof t.db;
+    const probe = async () => ({
+      alive: true,
+      reason: null,
+      toolCount: null,
+      skillCount: null,
+      latencyMs: 1,
+    });
+    const t0 = Date.now();
+    const r = await drainProbes(
+      {
+        db,
+        options: { ...proberOptions(loadConfig({})), hostIntervalSeconds: 30 },
+        clock: () => new Date(),
+        scope,
+        probe,
+      },
+      60_000,
+      stop.signal,
+    );
+    expect(r.probed).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(3_000);
   });
 });
 

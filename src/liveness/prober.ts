@@ -104,6 +104,20 @@ export async function runProbeRound(ctx: ProberContext): Promise<ProbeReport> {
   return report;
 }
 
+/** Waits `ms`, or less when `signal` aborts (at once when it already has). */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * Probes until nothing is due (or `budgetMs` is spent): when every due host rests, waits for the
  * earliest one's turn (within the budget).
@@ -127,13 +141,7 @@ export async function drainProbes(
     // a host due now that another process holds (its lease ends soon): a short pause, not a spin
     const wait = Math.max(100, next.getTime() - clock().getTime());
     if (Date.now() + wait >= end) break;
-    await new Promise<void>((r) => {
-      const timer = setTimeout(r, Math.min(wait, 60_000));
-      signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        r();
-      });
-    });
+    await pause(Math.min(wait, 60_000), signal);
   }
   return total;
 }
