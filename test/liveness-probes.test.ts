@@ -121,12 +121,11 @@ describe('MCP: initialize and tools/list through the official client', () => {
       alive: false,
       reason: 'connect_failed',
     });
-    const t0 = Date.now();
+    // refused before any connection (a connection there would end in a timeout instead)
     expect(await probeMcp('http://169.254.169.254/mcp', limits())).toMatchObject({
       alive: false,
       reason: 'blocked_address',
     });
-    expect(Date.now() - t0).toBeLessThan(1_000);
     expect(await probeMcp('not a url', limits())).toMatchObject({ alive: false, reason: 'bad_uri' });
   });
 });
@@ -167,9 +166,8 @@ describe('A2A: the agent card parsed', () => {
 describe('web: a 2xx answer (a 404 is not alive)', () => {
   it('alive on 2xx (a huge page is never read), dead on 404, redirects followed and checked', async () => {
     expect(await probeWeb(`${base}/ok`, limits())).toMatchObject({ alive: true });
-    const t0 = Date.now();
+    // 10 MB against a 64 KiB cap: alive, because the body is never read
     expect(await probeWeb(`${base}/huge`, limits())).toMatchObject({ alive: true });
-    expect(Date.now() - t0).toBeLessThan(2_000);
     expect(await probeWeb(`${base}/missing`, limits())).toMatchObject({ alive: false, reason: 'http_404' });
     expect(await probeWeb(`${base}/redirect?to=/ok`, limits())).toMatchObject({ alive: true });
     // a redirect to a refused address (only 127.0.0.1 is allowed here) is refused at the hop

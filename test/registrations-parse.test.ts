@@ -155,7 +155,7 @@ describe('registration-v1, leniently', () => {
     const deep = `{"name":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
     const t0 = Date.now();
     expect(parseRegistration(bytes(deep), SELF).problems).toEqual([{ field: '(file)', problem: 'too_deep' }]);
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(Date.now() - t0).toBeLessThan(5_000);
     expect(jsonDepthExceeds('{"a":"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}', 4)).toBe(false);
     expect(jsonDepthExceeds('{"a":"\\"[[["}', 1)).toBe(false);
     expect(
