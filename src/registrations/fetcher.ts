@@ -73,6 +73,16 @@ export interface RegistrationReport {
   waiting: number;
 }
 
+const emptyReport = (): RegistrationReport => ({
+  leased: 0,
+  valid: 0,
+  invalid: 0,
+  unreachable: 0,
+  changed: 0,
+  retried: 0,
+  waiting: 0,
+});
+
 /** The fetcher's options: the feedback fetcher's rules (FEEDBACK_*) and REGISTRATION_RECHECK_SECONDS. */
 export function registrationOptions(config: Config): RegistrationOptions {
   const f = fetcherOptions(config);
@@ -199,15 +209,7 @@ export async function runRegistrationRound(ctx: RegistrationContext): Promise<Re
   const owner = (ctx.owner ??= `registrations-${randomBytes(6).toString('hex')}`);
   const o = ctx.options;
   const jobs = await leaseRegistrations(ctx.db, owner, clock(), o.batch, o.leaseSeconds, ctx.scope ?? null);
-  const report: RegistrationReport = {
-    leased: jobs.length,
-    valid: 0,
-    invalid: 0,
-    unreachable: 0,
-    changed: 0,
-    retried: 0,
-    waiting: 0,
-  };
+  const report: RegistrationReport = { ...emptyReport(), leased: jobs.length };
   const proofs = new DomainProofCache(o.limits, ctx.fetch);
   await runQueueRound<RegistrationJob, RegistrationOutcome>({
     jobs,
@@ -239,15 +241,7 @@ export async function drainRegistrations(
   maxRounds = 1000,
   signal?: AbortSignal,
 ): Promise<RegistrationReport> {
-  const total: RegistrationReport = {
-    leased: 0,
-    valid: 0,
-    invalid: 0,
-    unreachable: 0,
-    changed: 0,
-    retried: 0,
-    waiting: 0,
-  };
+  const total = emptyReport();
   if (ctx.options.limits.ipfsGateway)
     await wakeIpfsRegistrations(ctx.db, (ctx.clock ?? (() => new Date()))());
   for (let i = 0; i < maxRounds && !signal?.aborted; i++) {
