@@ -154,6 +154,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
   const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
+  const { startRegistrationWorker } = await import('./registrations/worker.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -219,6 +220,8 @@ async function serveCommand(config: Config): Promise<void> {
   const documents = config.feedbackFetch.enabled
     ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)
     : null;
+  // REGISTRATION_FETCH / LIVENESS_PROBES: registration files, domain proofs and endpoint probes.
+  const registrations = startRegistrationWorker(db, config);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -230,6 +233,7 @@ async function serveCommand(config: Config): Promise<void> {
     log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
     await scheduler.stop();
     await documents?.stop();
+    await registrations?.stop();
     await reconciler.stop();
     await metrics?.close();
     await server.close();
@@ -274,6 +278,9 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
       const r = await drainDocuments(fetcherContextFor(db, config), 50);
       if (r.leased > 0) logger('documents').info(r, 'feedback documents fetched');
     }
+    // The registration files the pass queued (and any due), then the due probes, bounded.
+    const { runRegistrationStep } = await import('./registrations/worker.js');
+    await runRegistrationStep(db, config, { rounds: 50, probeBudgetMs: 30_000 });
     // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
     return report.failed.length > 0 || report.afterPassError ? 1 : 0;
   } finally {

@@ -80,6 +80,12 @@ export interface Config {
   census?: { enabled: boolean; sample: number; seed: number | null };
   /** The feedback-document fetcher (FEEDBACK_* variables, see the README). */
   feedbackFetch: FeedbackFetchConfig;
+  /**
+   * Registration files, domain proofs and liveness probes (REGISTRATION_* and LIVENESS_*; they
+   * fetch under the FEEDBACK_* rules: bytes, deadline, redirects, private addresses, IPFS gateway,
+   * attempts). Absent: the defaults.
+   */
+  registrations?: RegistrationsConfig;
   /** KNOWN_RELAYERS: lower-cased addresses whose ratings are `facilitator-authored`. */
   knownRelayers: string[];
 }
@@ -108,6 +114,36 @@ export interface FeedbackFetchConfig {
   /** FEEDBACK_FETCH_BATCH (default 20) jobs leased per round; FEEDBACK_FETCH_CONCURRENCY (default 4) fetched at once. */
   batch: number;
   concurrency: number;
+}
+
+export interface RegistrationsConfig {
+  /** REGISTRATION_FETCH (default 1): 0 turns the registration-file fetcher (and the domain proofs) off. */
+  enabled: boolean;
+  /** REGISTRATION_RECHECK_SECONDS (default 86400): a fetched registration file is fetched again after this. */
+  recheckSeconds: number;
+  /** REGISTRATION_FETCH_PERIOD_SECONDS (default 60): how often `serve` works the registration queue and the probes. */
+  periodSeconds: number;
+  /** LIVENESS_PROBES (default 1): 0 turns the endpoint liveness probes off. */
+  liveness: boolean;
+  /** LIVENESS_RECHECK_SECONDS (default 21600): an endpoint is probed again after this. */
+  livenessRecheckSeconds: number;
+  /** LIVENESS_HOST_INTERVAL_SECONDS (default 2): at most one probe per host per interval, across processes. */
+  livenessHostIntervalSeconds: number;
+  /** LIVENESS_TIMEOUT_MS (default 10000): one deadline for a whole probe (an MCP handshake and tools/list included). */
+  livenessTimeoutMs: number;
+}
+
+/** The registration-file and liveness settings (the defaults when the configuration has none). */
+export function registrationsConfig(env: Env): RegistrationsConfig {
+  return {
+    enabled: boolVar(env, 'REGISTRATION_FETCH', true),
+    recheckSeconds: intVar(env, 'REGISTRATION_RECHECK_SECONDS', 86_400, 60, 365 * 86_400),
+    periodSeconds: intVar(env, 'REGISTRATION_FETCH_PERIOD_SECONDS', 60, 1, 86_400),
+    liveness: boolVar(env, 'LIVENESS_PROBES', true),
+    livenessRecheckSeconds: intVar(env, 'LIVENESS_RECHECK_SECONDS', 6 * 3600, 60, 30 * 86_400),
+    livenessHostIntervalSeconds: intVar(env, 'LIVENESS_HOST_INTERVAL_SECONDS', 2, 0, 3600),
+    livenessTimeoutMs: intVar(env, 'LIVENESS_TIMEOUT_MS', 10_000, 100, 120_000),
+  };
 }
 
 function feedbackFetchConfig(env: Env): FeedbackFetchConfig {
@@ -300,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
       seed: env.CENSUS_SEED?.trim() ? intVar(env, 'CENSUS_SEED', 0, 0, 2 ** 32 - 1) : null,
     },
     feedbackFetch: feedbackFetchConfig(env),
+    registrations: registrationsConfig(env),
     knownRelayers: knownRelayers(env),
   };
 }

@@ -193,7 +193,10 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
         'Agent detail. Each rating carries `document` (fetch state, `integrity_state` match / mismatch / no_commitment / ' +
         'unreachable / not_json / changed, `blob_sha256`, `byte_length`, `parser_version`, `mismatches[]`; null when the ' +
         'rating names no URI), `author_class`, `responses[]` and `payment_proof` (null, or verified / not_found / mismatch / ' +
-        'unsupported_chain); `evidence` counts beside the score move no score',
+        'unsupported_chain); `evidence` counts beside the score move no score' +
+        ". `registration` (null without an agentURI): the agent's registration file as declared by the agent (`state` " +
+        'pending / valid / invalid / unreachable / changed, `problems[]`, name, description, `services[]` each with ' +
+        '`domain_proof` and `liveness`, x402_support, active, fetched_at)',
     },
   },
   {

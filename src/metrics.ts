@@ -173,6 +173,30 @@ export function recordFeedbackDocument(outcome: string): void {
   feedbackDocuments.inc({ outcome });
 }
 
+const registrationFiles = new Counter({
+  name: 'repindex_registration_files_total',
+  help: 'Registration-file jobs finished by the fetcher, by outcome (valid, invalid, unreachable, changed, retry, queued).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** One registration-file job finished with this outcome. */
+export function recordRegistrationFile(outcome: string): void {
+  registrationFiles.inc({ outcome });
+}
+
+const livenessProbes = new Counter({
+  name: 'repindex_liveness_probes_total',
+  help: 'Endpoint liveness probes, by probe kind (a2a, mcp, web) and result (alive, dead).',
+  labelNames: ['probe', 'result'] as const,
+  registers: [registry],
+});
+
+/** One endpoint probed. */
+export function recordLivenessProbe(probe: string, alive: boolean): void {
+  livenessProbes.inc({ probe, result: alive ? 'alive' : 'dead' });
+}
+
 export function recordChainPass(chain: string, outcome: string, seconds: number, events: number): void {
   chainPassSeconds.observe({ chain, outcome }, seconds);
   chainPasses.inc({ chain, outcome });

@@ -20,6 +20,11 @@ import { startHttpServer, type RunningServer } from '../src/server.js';
 import { testDatabaseUrl } from './helpers/db.js';
 import { openDemoCopy } from './helpers/demo.js';
 import { solanaSeeder } from './helpers/solana-seed.js';
+import { drainRegistrations, registrationContextFor } from '../src/registrations/fetcher.js';
+import { drainProbes, proberContextFor } from '../src/liveness/prober.js';
+import { setAgentUris } from '../src/store/agents.js';
+import { syncRegistrationJobs } from '../src/store/registrations.js';
+import { REGISTRATION_TYPE } from '../src/registrations/parse.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
 
@@ -50,6 +55,54 @@ async function seedSolana(): Promise<void> {
   await sol.rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
   await sol.rate(SOL_ASSET, SOL_RATER(3), '10', { revoked: true }); // revoked: out of the score
   await sol.rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
+  // SOL_ASSET's registration file, read by the real fetcher (a stand-in fetch) and probed (stand-in probes)
+  const uri = 'https://sol-agent.example/agent.json';
+  await setAgentUris(demo.db, [
+    { network: 'solana', agentId: SOL_ASSET, uri, blockNumber: 1, logIndex: 0, declaredType: null },
+  ]);
+  await syncRegistrationJobs(demo.db, [{ network: 'solana', agentId: SOL_ASSET }]);
+  const soon = () => new Date(Date.now() + 5000);
+  const scope = { network: 'solana', agentIds: [SOL_ASSET] };
+  const body = JSON.stringify({
+    type: REGISTRATION_TYPE,
+    name: 'Sol "agent" <b>one</b>',
+    services: [
+      { name: 'MCP', endpoint: 'https://sol-agent.example/mcp' },
+      { name: 'web', endpoint: 'https://sol-agent.example/' },
+    ],
+    registrations: [{ agentId: SOL_ASSET, agentRegistry: 'solana:mainnet:program' }],
+  });
+  await drainRegistrations({
+    ...registrationContextFor(demo.db, demo.config),
+    scope,
+    clock: soon,
+    fetch: async (u) =>
+      u === uri
+        ? { ok: true, bytes: new TextEncoder().encode(body), contentType: 'application/json', finalUrl: u }
+        : u.endsWith('/.well-known/agent-registration.json')
+          ? {
+              ok: true,
+              bytes: new TextEncoder().encode(JSON.stringify({ registrations: [{ agentId: SOL_ASSET }] })),
+              contentType: 'application/json',
+              finalUrl: u,
+            }
+          : { ok: false, code: 'http_error', retryable: false, detail: 'HTTP 404' },
+  });
+  await drainProbes(
+    {
+      ...proberContextFor(demo.db, demo.config),
+      scope,
+      clock: soon,
+      probe: async (kind) => ({
+        alive: kind === 'mcp',
+        reason: kind === 'mcp' ? null : 'http_404',
+        toolCount: kind === 'mcp' ? 4 : null,
+        skillCount: null,
+        latencyMs: 1,
+      }),
+    },
+    5_000,
+  );
 }
 
 beforeAll(async () => {
@@ -276,6 +329,17 @@ describe('a Solana base58 key: resolved through /search first', () => {
     );
     expect(text).toContain(`GET /wallets/${SOL_WALLET}/chains (free)`);
     expectSixDecimals(text);
+  });
+
+  it('follows an agent line with what its registration file declares (quoted, never verified), or that it has none', async () => {
+    const lines = (await ask(SOL_ASSET)).split('\n');
+    const reg = await getJson(`/agents/solana/${SOL_ASSET}/registration`);
+    expect(reg.registration.state).toBe('valid');
+    expect(lines[2]).toBe(
+      `Its registration file is valid (declared by the agent, never verified: name "Sol \\"agent\\" <b>one</b>"); ` +
+        '2 services, 1 live, 2 with a verified domain.',
+    );
+    expect((await ask(SOL_ASSET_UNRATED)).split('\n')[2]).toBe('It names no registration file (agentURI).');
   });
 
   it('answers an unrated agent asset with `no ratings yet`', async () => {

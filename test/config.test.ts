@@ -62,6 +62,37 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads the registration-file and liveness settings, with their documented defaults', () => {
+    expect(loadConfig({}).registrations).toEqual({
+      enabled: true,
+      recheckSeconds: 86400,
+      periodSeconds: 60,
+      liveness: true,
+      livenessRecheckSeconds: 21600,
+      livenessHostIntervalSeconds: 2,
+      livenessTimeoutMs: 10000,
+    });
+    expect(
+      loadConfig({
+        REGISTRATION_FETCH: '0',
+        REGISTRATION_RECHECK_SECONDS: '3600',
+        REGISTRATION_FETCH_PERIOD_SECONDS: '5',
+        LIVENESS_PROBES: '0',
+        LIVENESS_RECHECK_SECONDS: '600',
+        LIVENESS_HOST_INTERVAL_SECONDS: '0',
+        LIVENESS_TIMEOUT_MS: '2500',
+      }).registrations,
+    ).toEqual({
+      enabled: false,
+      recheckSeconds: 3600,
+      periodSeconds: 5,
+      liveness: false,
+      livenessRecheckSeconds: 600,
+      livenessHostIntervalSeconds: 0,
+      livenessTimeoutMs: 2500,
+    });
+  });
+
   it('reads the RPC retry policy', () => {
     const c = loadConfig({ RPC_RETRY_BASE_MS: '10', RPC_MAX_ATTEMPTS: '2' });
     expect(c.rpcRetryBaseMs).toBe(10);
@@ -116,6 +147,11 @@ describe('configuration', () => {
     [{ FEEDBACK_MAX_REDIRECTS: '11' }, /FEEDBACK_MAX_REDIRECTS must be between 0 and 10/],
     [{ FEEDBACK_ALLOW_PRIVATE: 'yes' }, /FEEDBACK_ALLOW_PRIVATE must be 1 or 0/],
     [{ KNOWN_RELAYERS: '0x12,0xab' }, /KNOWN_RELAYERS must be comma-separated EVM addresses/],
+    [{ REGISTRATION_FETCH: 'sometimes' }, /REGISTRATION_FETCH must be 1 or 0/],
+    [{ REGISTRATION_RECHECK_SECONDS: '59' }, /REGISTRATION_RECHECK_SECONDS must be between 60 and 31536000/],
+    [{ LIVENESS_PROBES: 'on' }, /LIVENESS_PROBES must be 1 or 0/],
+    [{ LIVENESS_HOST_INTERVAL_SECONDS: '3601' }, /LIVENESS_HOST_INTERVAL_SECONDS must be between 0 and 3600/],
+    [{ LIVENESS_TIMEOUT_MS: '50' }, /LIVENESS_TIMEOUT_MS must be between 100 and 120000/],
   ])('rejects %o with a clear message', (env, re) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(re);

@@ -11,7 +11,18 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const DOORS = join(SRC, 'doors');
-const LOWER_LAYERS = ['payments', 'paid', 'read', 'db', 'store', 'indexer', 'scoring', 'documents'];
+const LOWER_LAYERS = [
+  'payments',
+  'paid',
+  'read',
+  'db',
+  'store',
+  'indexer',
+  'scoring',
+  'documents',
+  'registrations',
+  'liveness',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -207,7 +218,7 @@ const LAYER_ORDER: readonly (readonly string[])[] = [
   ['store'],
   ['read'],
   ['metrics.ts'],
-  ['indexer', 'documents', 'after-pass.ts'], // indexer/ with the Solana scanner's parts, indexer/solana/
+  ['indexer', 'documents', 'registrations', 'liveness', 'after-pass.ts'], // indexer/ with the Solana scanner's parts, indexer/solana/
   ['paid'],
   ['payments'],
   ['badge'],

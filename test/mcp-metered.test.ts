@@ -141,6 +141,7 @@ async function startFake(opts: { treasury: string | null; challengePayTo: string
         agent_id: c.req.param('agent_id'),
         confidence: 'low',
         caveats: [{ code: 'few-raters', text: 'pocos' }],
+        registration: { state: 'valid', name: '<b>declared</b>', services: [] },
         pagination: { total: all.length, returned: page.length, truncated: page.length < all.length },
         ratings: page,
       };
@@ -255,6 +256,9 @@ describe('metered MCP tools against fake paid routes', () => {
     expect(def.tool_caveats.map((c: any) => c.code)).toEqual(['truncated']);
     expect(def.confidence).toBe('low');
     expect(def.caveats).toEqual([{ code: 'few-raters', text: 'pocos' }]);
+    // the agent's registration file rides on top, as the route served it (and in data)
+    expect(def.registration).toEqual({ state: 'valid', name: '<b>declared</b>', services: [] });
+    expect(def.data.registration).toEqual(def.registration);
     const all = await sc(client, 'rep_lookup_agent', {
       network: 'base',
       agent_id: '7',

@@ -31,7 +31,17 @@ import {
   type DocumentServer,
 } from './documents.js';
 import {
+  fetchDemoRegistrations,
+  playRegistrationScenario,
+  REGISTRATION_CASES,
+  startRegistrationSites,
+  type RegistrationAgents,
+  type RegistrationFacts,
+  type RegistrationSites,
+} from './registrations.js';
+import {
   playScenario,
+  scenarioKeyOf,
   SCENARIO_CHAIN_IDS,
   SCENARIO_NETWORKS,
   type ScenarioFacts,
@@ -65,6 +75,28 @@ interface StartDemoOptions {
    * Default false (the shared test fixture leaves it out; `repindex demo` turns it on).
    */
   documents?: boolean;
+  /**
+   * Also play the registration files (src/demo/registrations.ts: local https sites with
+   * registration files, domain proofs, an MCP endpoint and an A2A card; the first eight base
+   * agents of the scenario with a living owner pointed at them) and fetch and probe them. Default false (like `documents`).
+   */
+  registrations?: boolean;
+}
+
+/**
+ * The scenario agents on base the registration cases are played on: the first ones by id whose
+ * final owner is a scenario actor (it signs the setAgentURI), one per case in order.
+ */
+function registrationAgents(facts: ScenarioFacts): RegistrationAgents {
+  const owned = facts.agents
+    .filter((a) => a.network === 'base')
+    .sort((a, b) => a.agentId - b.agentId)
+    .flatMap((a) => {
+      const ownerKey = scenarioKeyOf(a.owner);
+      return ownerKey === null ? [] : [{ agentId: a.agentId, ownerKey }];
+    });
+  if (owned.length < REGISTRATION_CASES.length) throw new Error('the demo has too few base agents');
+  return Object.fromEntries(REGISTRATION_CASES.map((c, i) => [c, owned[i]!])) as RegistrationAgents;
 }
 
 export interface Demo {
@@ -74,6 +106,8 @@ export interface Demo {
   facts: ScenarioFacts;
   /** The evidence agent (with `documents: true`), else null. */
   documents: DocumentFacts | null;
+  /** The registration cases (with `registrations: true`), else null. */
+  registrations?: RegistrationFacts | null;
   nodes: ScenarioNode[];
   /** The report of the indexing pass, and the time the steps took. */
   pass: PassReport;
@@ -123,6 +157,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
   const started: LocalNode[] = [];
   let db: Database | null = null;
   let docServer: DocumentServer | null = null;
+  let regSites: RegistrationSites | null = null;
   try {
     // The database opens (and is checked) while the chains start.
     const dbReady = (async () => {
@@ -166,6 +201,18 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
       docServer = await startDocumentServer();
       documents = await playDocumentScenario(baseNode.node, baseNode.registries, docServer);
     }
+    let registrations: RegistrationFacts | null = null;
+    if (opts.registrations) {
+      const baseNode = nodes.find((n) => n.network === 'base');
+      if (!baseNode) throw new Error('the demo has no base chain');
+      regSites = await startRegistrationSites();
+      registrations = await playRegistrationScenario(
+        baseNode.node,
+        baseNode.registries,
+        regSites,
+        registrationAgents(facts),
+      );
+    }
     // Cover the reorg margin so that head − confirmations reaches the scenario's last block.
     await Promise.all(nodes.map((n) => n.node.mine(DEMO_CONFIRMATIONS)));
     const scenarioMs = Date.now() - t0 - nodesMs;
@@ -191,19 +238,23 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
     }
     if (documents && docServer && config.feedbackFetch.enabled)
       await fetchDemoDocuments(database, config, docServer, documents);
+    if (registrations && regSites) await fetchDemoRegistrations(database, config, regSites, registrations);
     const server = docServer;
+    const sites = regSites;
     let closed: Promise<void> | null = null;
     return {
       config,
       db: database,
       facts,
       documents,
+      registrations,
       nodes,
       pass,
       timings: { nodesMs, scenarioMs, indexMs, totalMs: Date.now() - t0 },
       close() {
         closed ??= (async () => {
           await server?.close();
+          await sites?.close();
           await Promise.allSettled(started.map((n) => n.close()));
           await database.close();
         })();
@@ -212,6 +263,7 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
     };
   } catch (e) {
     await (docServer as DocumentServer | null)?.close();
+    await (regSites as RegistrationSites | null)?.close();
     await Promise.allSettled(started.map((n) => n.close()));
     const d = db as Database | null;
     if (d) await d.close().catch(() => undefined);
@@ -281,6 +333,7 @@ export function servingBanner(
   facts: ScenarioFacts,
   paidCommand: string,
   evidenceAgentId: string | null = null,
+  registrations: RegistrationFacts | null = null,
 ): string {
   const wallet = facts.multiChainOwner.address;
   return [
@@ -301,6 +354,13 @@ export function servingBanner(
           `  (paid) ${u}/reputation/agent/base/${evidenceAgentId}: the evidence agent, every document integrity state and payment proof`,
         ]
       : []),
+    ...(registrations !== null
+      ? [
+          `  curl -s ${u}/stats/registrations`,
+          `  curl -s ${u}/agents/base/${registrations.agents.valid}/registration`,
+          `  (explorer) ${u}/explore/agents/base/${registrations.agents.valid}: an agent with its registration file, domain proofs and live MCP, A2A and web endpoints`,
+        ]
+      : []),
     '',
     'Pay for one (the stock @x402/fetch client; prints the receipt, then replays the same header for free):',
     `  ${paidCommand}`,
@@ -312,7 +372,12 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
   console.log(
     '[demo] starting three local chains (base 8453, optimism 10, arbitrum 42161) and playing the scenario…',
   );
-  const demo = await startDemo({ databaseUrl: config.databaseUrl, config, documents: true });
+  const demo = await startDemo({
+    databaseUrl: config.databaseUrl,
+    config,
+    documents: true,
+    registrations: true,
+  });
   const { facts, timings } = demo;
   console.log(
     `[demo] scenario: ${facts.totals.agents} agents, ${facts.totals.ratings} ratings, ${facts.totals.revocations} revocations ` +
@@ -356,6 +421,7 @@ export async function runDemo(opts: { config: Config; serve: boolean }): Promise
       facts,
       paidExampleCommand(market, u, `/reputation/wallet/${wallet}`),
       demo.documents ? String(demo.documents.agentId) : null,
+      demo.registrations ?? null,
     ),
   );
   let stopping = false;

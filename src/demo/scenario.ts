@@ -207,6 +207,15 @@ function actor(label: string): Actor {
   return a;
 }
 
+/**
+ * The key of a scenario actor by its address (null: no actor of the played scenario, e.g. the burn
+ * address): public demo keys, never for a real network.
+ */
+export function scenarioKeyOf(address: string): Hex | null {
+  for (const a of actorCache.values()) if (a.address.toLowerCase() === address.toLowerCase()) return a.key;
+  return null;
+}
+
 function at(day: number, hour = 12, minute = 0): number {
   return SCENARIO_START + day * 86_400 + hour * 3_600 + minute * 60;
 }

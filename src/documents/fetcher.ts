@@ -34,6 +34,7 @@ import {
   type PaymentVerdict,
   type ReceiptLike,
 } from './evidence.js';
+import { runQueueRound, startPeriodic, type PeriodicWorker } from './queue.js';
 import { fetchDocument, type FetchLimits, type FetchResult } from './safe-fetch.js';
 
 export interface FetcherOptions {
@@ -267,54 +268,28 @@ export async function runFetchRound(ctx: FetcherContext): Promise<RoundReport> {
   const jobs = await leaseDocuments(ctx.db, owner, clock(), o.batch, o.leaseSeconds, ctx.scope ?? null);
   const report: RoundReport = { leased: jobs.length, succeeded: 0, retried: 0, failed: 0, waiting: 0 };
   // Politeness: one fetch at a time per host (feedback hosts are concentrated); other hosts' jobs
-  // go first meanwhile.
-  const pending = [...jobs];
-  const busy = new Set<string>();
-  const waiters: (() => void)[] = [];
-  const take = async (): Promise<DocumentJob | null> => {
-    for (;;) {
-      if (pending.length === 0) return null;
-      const i = pending.findIndex((j) => {
-        const h = fetchHost(j.uri);
-        return h === null || !busy.has(h);
-      });
-      if (i >= 0) {
-        const job = pending.splice(i, 1)[0]!;
-        const h = fetchHost(job.uri);
-        if (h !== null) busy.add(h);
-        return job;
-      }
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  const release = (job: DocumentJob) => {
-    const h = fetchHost(job.uri);
-    if (h !== null) busy.delete(h);
-    for (const w of waiters.splice(0)) w();
-  };
-  const worker = async () => {
-    for (let job = await take(); job !== null; job = await take()) {
-      let outcome: DocumentOutcome;
-      try {
-        outcome = await processJob(ctx, job, clock());
-      } catch (e) {
-        outcome = {
-          state: 'retry',
-          nextTryAt: after(clock(), retryDelaySeconds(job.attempts, o.retryBaseSeconds)),
-          reason: 'internal_error',
-        };
-        logger('documents').warn({ err: (e as Error).message.slice(0, 200) }, 'document job failed');
-      } finally {
-        release(job);
-      }
+  // go first meanwhile (src/documents/queue.ts).
+  await runQueueRound<DocumentJob, DocumentOutcome>({
+    jobs,
+    concurrency: o.concurrency,
+    host: (job) => fetchHost(job.uri),
+    process: (job) => processJob(ctx, job, clock()),
+    onError: (job, e) => {
+      logger('documents').warn({ err: e.message.slice(0, 200) }, 'document job failed');
+      return {
+        state: 'retry',
+        nextTryAt: after(clock(), retryDelaySeconds(job.attempts, o.retryBaseSeconds)),
+        reason: 'internal_error',
+      };
+    },
+    finish: async (job, outcome) => {
       if (await finishDocument(ctx.db, job, owner, clock(), outcome)) recordFeedbackDocument(outcome.state);
       if (outcome.state === 'succeeded') report.succeeded++;
       else if (outcome.state === 'retry') report.retried++;
       else if (outcome.state === 'failed') report.failed++;
       else report.waiting++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, jobs.length)) }, worker));
+    },
+  });
   return report;
 }
 
@@ -330,48 +305,18 @@ export async function drainDocuments(ctx: FetcherContext, maxRounds = 1000): Pro
   return total;
 }
 
-export interface DocumentFetcher {
-  /** Runs a drain now (or joins the running one). */
-  runNow(): Promise<RoundReport | null>;
-  stop(): Promise<void>;
-}
+export type DocumentFetcher = PeriodicWorker<RoundReport>;
 
 /** Drains the queue every `periodSeconds` (and at start); never overlaps itself; errors are logged. */
 export function startDocumentFetcher(ctx: FetcherContext, periodSeconds: number): DocumentFetcher {
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<RoundReport | null> | null = null;
-  let stopped = false;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => void runNow(), periodSeconds * 1000);
-    timer.unref();
-  };
-  const runNow = (): Promise<RoundReport | null> => {
-    if (current) return current;
-    if (stopped) return Promise.resolve(null);
-    if (timer) clearTimeout(timer);
-    current = (async () => {
-      try {
-        const r = await drainDocuments(ctx, 50);
-        if (r.leased > 0) logger('documents').info(r, 'feedback documents fetched');
-        return r;
-      } catch (e) {
-        logger('documents').warn({ err: (e as Error).message.slice(0, 300) }, 'document fetch round failed');
-        return null;
-      } finally {
-        current = null;
-        schedule();
-      }
-    })();
-    return current;
-  };
-  void runNow();
-  return {
-    runNow,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      if (current) await current;
+  return startPeriodic(
+    'documents',
+    periodSeconds,
+    async () => {
+      const r = await drainDocuments(ctx, 50);
+      if (r.leased > 0) logger('documents').info(r, 'feedback documents fetched');
+      return r;
     },
-  };
+    'document fetch round failed',
+  );
 }

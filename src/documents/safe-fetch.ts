@@ -1,5 +1,7 @@
 /**
- * Fetches one feedback document from a hostile URI, with the rules of docs/SECURITY.md:
+ * Fetches one document from a hostile URI, with the rules of docs/SECURITY.md (feedback documents,
+ * registration files and domain proofs; the liveness probes send their requests through the same
+ * rules, see `safeRequest` and `fetchStatus`):
  *  - schemes: `https:`, `http:`, `ipfs://` (through the configured gateway; without one the job
  *    waits: `no_ipfs_gateway`) and `data:` (decoded in place, no network);
  *  - every host is resolved first and EVERY address it resolves to is checked: loopback,
@@ -16,6 +18,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
 
 export interface FetchLimits {
   maxBytes: number;
@@ -29,6 +32,11 @@ export interface FetchLimits {
   ipfsGateway: string | null;
   /** User-Agent sent with every request. */
   userAgent: string;
+  /**
+   * Certificates trusted for https on top of the system's roots (PEM): the demo's and the tests'
+   * own local TLS servers; default none.
+   */
+  ca?: readonly string[];
 }
 
 export type FetchResult =
@@ -175,48 +183,79 @@ interface Hop {
   status: number;
   location: string | null;
   contentType: string | null;
+  headers: http.IncomingHttpHeaders;
   bytes: Uint8Array | null;
   error?: FetchResult;
 }
 
-/** One request to a checked address; reads the body only on a 2xx, within the byte cap. */
+/**
+ * What a hop reads of the answer: `document` (a 2xx body of an acceptable content type, within the
+ * cap; nothing of any other answer), `any` (the body of every non-redirect answer, any type, within
+ * the cap) or `none` (the status and headers only).
+ */
+type ReadMode = 'document' | 'any' | 'none';
+
+interface HopRequest {
+  method: string;
+  headers: Record<string, string>;
+  body: Uint8Array | null;
+  read: ReadMode;
+}
+
+const DOCUMENT_REQUEST: HopRequest = {
+  method: 'GET',
+  headers: { accept: 'application/json, text/plain;q=0.5' },
+  body: null,
+  read: 'document',
+};
+
+/** One request to a checked address; reads what `req.read` says, within the byte cap. */
 function requestOnce(
   url: URL,
   target: { address: string; family: number },
   limits: FetchLimits,
   signal: AbortSignal,
+  req: HopRequest = DOCUMENT_REQUEST,
 ): Promise<Hop> {
   const pinned: LookupFunction = (_host, opts, cb) => {
     if ((opts as { all?: boolean }).all) cb(null, [{ address: target.address, family: target.family }]);
     else cb(null, target.address, target.family);
   };
   const mod = url.protocol === 'https:' ? https : http;
+  const ca =
+    url.protocol === 'https:' && limits.ca && limits.ca.length > 0
+      ? [...rootCertificates, ...limits.ca]
+      : undefined;
   return new Promise((resolve) => {
-    const req = mod.request(
+    const request = mod.request(
       url,
       {
-        method: 'GET',
+        method: req.method,
         lookup: pinned,
         signal,
-        headers: { accept: 'application/json, text/plain;q=0.5', 'user-agent': limits.userAgent },
+        headers: { ...req.headers, 'user-agent': limits.userAgent },
         agent: false,
+        ...(ca ? { ca } : {}),
       },
       (res) => {
         const status = res.statusCode ?? 0;
         const contentType = (res.headers['content-type'] as string | undefined) ?? null;
         const location = (res.headers.location as string | undefined) ?? null;
-        if (status < 200 || status >= 300) {
+        const headers = res.headers;
+        const redirect = status >= 300 && status < 400 && status !== 304;
+        if (req.read === 'none' || redirect || (req.read === 'document' && (status < 200 || status >= 300))) {
           // the body of a redirect or an error is never read: a hostile server could send it forever
           res.destroy();
-          resolve({ status, location, contentType, bytes: null });
+          resolve({ status, location, contentType, headers, bytes: null });
           return;
         }
-        if (!acceptableContentType(contentType)) {
+        if (req.read === 'document' && !acceptableContentType(contentType)) {
           res.destroy();
           resolve({
             status,
             location,
             contentType,
+            headers,
             bytes: null,
             error: fail('bad_content_type', false, contentType ?? ''),
           });
@@ -225,7 +264,7 @@ function requestOnce(
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > limits.maxBytes) {
           res.destroy();
-          resolve({ status, location, contentType, bytes: null, error: fail('too_large', false) });
+          resolve({ status, location, contentType, headers, bytes: null, error: fail('too_large', false) });
           return;
         }
         const parts: Buffer[] = [];
@@ -234,37 +273,71 @@ function requestOnce(
           size += chunk.length;
           if (size > limits.maxBytes) {
             res.destroy();
-            resolve({ status, location, contentType, bytes: null, error: fail('too_large', false) });
+            resolve({ status, location, contentType, headers, bytes: null, error: fail('too_large', false) });
             return;
           }
           parts.push(chunk);
         });
         res.on('end', () =>
-          resolve({ status, location, contentType, bytes: new Uint8Array(Buffer.concat(parts)) }),
+          resolve({ status, location, contentType, headers, bytes: new Uint8Array(Buffer.concat(parts)) }),
         );
         res.on('error', (e) =>
           resolve({
             status,
             location,
             contentType,
+            headers,
             bytes: null,
             error: signal.aborted ? fail('timeout', true) : fail('connect_failed', true, e.message),
           }),
         );
       },
     );
-    req.on('error', (e) =>
+    request.on('error', (e) =>
       resolve({
         status: 0,
         location: null,
         contentType: null,
+        headers: {},
         bytes: null,
         error: signal.aborted ? fail('timeout', true) : fail('connect_failed', true, e.message),
       }),
     );
-    req.end();
+    request.end(req.body ?? undefined);
   });
 }
+
+/** A URL of an http(s) hop, checked: null with the failure when it may not be requested. */
+function checkedUrl(current: string, hop: number): URL | FetchResult {
+  let url: URL;
+  try {
+    url = new URL(current);
+  } catch {
+    return fail(hop === 0 ? 'bad_uri' : 'bad_redirect', false);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return fail(hop === 0 ? 'unsupported_scheme' : 'bad_redirect', false, url.protocol);
+  if (url.username || url.password) return fail('bad_uri', false, 'credentials in the URL');
+  return url;
+}
+
+/** The checked address of a URL's host, or the failure (the deadline's abort included). */
+async function targetOf(url: URL, limits: FetchLimits, signal: AbortSignal) {
+  const target = await Promise.race([
+    resolveChecked(url.hostname, limits),
+    new Promise<FetchResult>((r) => {
+      if (signal.aborted) r(fail('timeout', true));
+      signal.addEventListener('abort', () => r(fail('timeout', true)));
+    }),
+  ]);
+  if ('ok' in target) return target;
+  if (signal.aborted) return fail('timeout', true);
+  return target;
+}
+
+/** 408, 425, 429 and 5xx may pass; any other status is the server's answer. */
+const retryableStatus = (status: number) =>
+  status === 408 || status === 425 || status === 429 || status >= 500;
 
 /** Fetches the document a feedbackURI names, under `limits` (never throws). */
 export async function fetchDocument(uri: string, limits: FetchLimits): Promise<FetchResult> {
@@ -291,23 +364,10 @@ export async function fetchDocument(uri: string, limits: FetchLimits): Promise<F
   try {
     let current = start;
     for (let hop = 0; ; hop++) {
-      let url: URL;
-      try {
-        url = new URL(current);
-      } catch {
-        return fail(hop === 0 ? 'bad_uri' : 'bad_redirect', false);
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:')
-        return fail(hop === 0 ? 'unsupported_scheme' : 'bad_redirect', false, url.protocol);
-      if (url.username || url.password) return fail('bad_uri', false, 'credentials in the URL');
-      const target = await Promise.race([
-        resolveChecked(url.hostname, limits),
-        new Promise<FetchResult>((r) =>
-          abort.signal.addEventListener('abort', () => r(fail('timeout', true))),
-        ),
-      ]);
+      const url = checkedUrl(current, hop);
+      if ('ok' in url) return url;
+      const target = await targetOf(url, limits, abort.signal);
       if ('ok' in target) return target;
-      if (abort.signal.aborted) return fail('timeout', true);
       const res = await requestOnce(url, target, limits, abort.signal);
       if (res.error) return res.error;
       if (res.status >= 300 && res.status < 400 && res.status !== 304) {
@@ -318,12 +378,89 @@ export async function fetchDocument(uri: string, limits: FetchLimits): Promise<F
       }
       if (res.status >= 200 && res.status < 300 && res.bytes)
         return { ok: true, bytes: res.bytes, contentType: res.contentType, finalUrl: url.toString() };
-      // 408, 425, 429 and 5xx may pass; any other status is the server's answer.
-      const retryable = res.status === 408 || res.status === 425 || res.status === 429 || res.status >= 500;
-      return fail('http_error', retryable, `HTTP ${res.status}`);
+      return fail('http_error', retryableStatus(res.status), `HTTP ${res.status}`);
     }
   } finally {
     clearTimeout(timer);
     abort.abort(); // whatever is still open (a response body nobody reads) is closed now
+  }
+}
+
+/** The status an http(s) URL answers a GET with, following checked redirects; the body is never read. */
+export type StatusResult =
+  | { ok: true; status: number; finalUrl: string }
+  | { ok: false; code: FetchErrorCode; retryable: boolean; detail?: string };
+
+/** GETs an http(s) URL under `limits` (redirects followed and checked) and returns its final status (never throws). */
+export async function fetchStatus(uri: string, limits: FetchLimits): Promise<StatusResult> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), limits.timeoutMs);
+  try {
+    let current = uri.trim();
+    for (let hop = 0; ; hop++) {
+      const url = checkedUrl(current, hop);
+      if ('ok' in url) return url as StatusResult;
+      const target = await targetOf(url, limits, abort.signal);
+      if ('ok' in target) return target as StatusResult;
+      const res = await requestOnce(url, target, limits, abort.signal, {
+        method: 'GET',
+        headers: { accept: '*/*' },
+        body: null,
+        read: 'none',
+      });
+      if (res.error) return res.error as StatusResult;
+      if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+        if (!res.location) return fail('bad_redirect', false) as StatusResult;
+        if (hop >= limits.maxRedirects) return fail('too_many_redirects', false) as StatusResult;
+        current = new URL(res.location, url).toString();
+        continue;
+      }
+      return { ok: true, status: res.status, finalUrl: url.toString() };
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
+/** One exchange with an http(s) URL: any method, any answer (redirects are returned, not followed). */
+export type ExchangeResult =
+  | { ok: true; status: number; headers: http.IncomingHttpHeaders; bytes: Uint8Array }
+  | { ok: false; code: FetchErrorCode; retryable: boolean; detail?: string };
+
+/**
+ * Sends one request to an http(s) URL under `limits` (its host's addresses checked, the connection
+ * pinned to the checked one, the byte cap on the answer's body whatever its status and type) and
+ * returns the answer; a redirect comes back as it is (the caller decides whether to follow it, and
+ * calls again: each call is checked). One deadline (`timeoutMs`), and `signal` ends it sooner. Never
+ * throws.
+ */
+export async function safeRequest(
+  uri: string,
+  init: { method: string; headers: Record<string, string>; body: Uint8Array | null; signal?: AbortSignal },
+  limits: FetchLimits,
+): Promise<ExchangeResult> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), limits.timeoutMs);
+  const onAbort = () => abort.abort();
+  if (init.signal?.aborted) abort.abort();
+  init.signal?.addEventListener('abort', onAbort);
+  try {
+    const url = checkedUrl(uri, 0);
+    if ('ok' in url) return url as ExchangeResult;
+    const target = await targetOf(url, limits, abort.signal);
+    if ('ok' in target) return target as ExchangeResult;
+    const res = await requestOnce(url, target, limits, abort.signal, {
+      method: init.method,
+      headers: init.headers,
+      body: init.body,
+      read: 'any',
+    });
+    if (res.error) return res.error as ExchangeResult;
+    return { ok: true, status: res.status, headers: res.headers, bytes: res.bytes ?? new Uint8Array() };
+  } finally {
+    clearTimeout(timer);
+    init.signal?.removeEventListener('abort', onAbort);
+    abort.abort();
   }
 }

@@ -17,6 +17,8 @@
  *    re-classes its responses by the ownership and agent wallet history, see
  *    reclassRespondersByHistory), and every rating naming a feedbackURI gets a fetch job in the
  *    feedback-document queue;
+ *  - every agentURI set (Registered, URIUpdated) keeps one registration-file fetch job per agent in
+ *    line with it (src/store/registrations.ts: a new URI queues the file afresh);
  *  - declared type: the agent's own MetadataSet keys `type`, `agentType`, `category` (in that
  *    order of preference; UTF-8 text, trimmed, non-empty), else the `agentType`/`category` of an
  *    inline `data:` registration file; never fetched over the network.
@@ -36,6 +38,7 @@ import {
 } from '../store/agents.js';
 import { writeCheckpoint, type CheckpointUpdate } from '../store/chain-state.js';
 import { enqueueDocuments } from '../store/documents.js';
+import { syncRegistrationJobs } from '../store/registrations.js';
 import { applyRevocations, insertRatings, insertRevocations } from '../store/ratings.js';
 import { insertResponses } from '../store/responses.js';
 import { sanitizeText } from './scanner.js';
@@ -238,6 +241,8 @@ async function writeEvents(tx: Queryable, events: readonly IndexEvent[]): Promis
   const transfers = await writeOwnership(tx, k);
   await writeRegistrations(tx, k);
   const uris = await writeAgentUris(tx, k);
+  // Registration files: a new agentURI (or the same one set again) queues its fetch (src/registrations/).
+  await syncRegistrationJobs(tx, uris);
   const metadata = await writeMetadata(tx, k);
   // The declared type of every agent whose metadata or URI this batch touched.
   await refreshDeclaredTypes(tx, pick([...metadata.latest, ...uris], agentKey, 'first'));

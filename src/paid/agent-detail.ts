@@ -33,6 +33,8 @@ import {
 import { readAgentDetailInputs } from '../read/subject-aggregates.js';
 import { readEvidenceCounts, readRatingEvidence, ratingKey, type RatingEvidence } from '../read/documents.js';
 import { servedEvidence } from './evidence.js';
+import { readAgentRegistration } from '../read/registrations.js';
+import { servedRegistration } from './registration.js';
 import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
 import {
   intQuery,
@@ -163,7 +165,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     const { network, agentId } = input;
     // At once: the identity, aggregates and index-wide inputs; the page; the evidence counts. Then
     // one statement over the page's keys for its documents and responses.
-    const [aggs, page, evidenceCounts] = await Promise.all([
+    const [aggs, page, evidenceCounts, registration] = await Promise.all([
       readAgentDetailInputs(ctx.db, network, agentId),
       // One row past the page says whether another page follows.
       readAgentRatingsPage(ctx.db, network, agentId, {
@@ -172,6 +174,8 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         after: input.after,
       }),
       readEvidenceCounts(ctx.db, [{ network, agentId }]),
+      // Its registration file, domain proofs and liveness (src/registrations/, src/liveness/).
+      readAgentRegistration(ctx.db, network, agentId),
     ]);
     const { agent, backfilled, chainPriors, facetIndexMeans } = aggs;
     const meta = { prior: aggs.prior };
@@ -204,6 +208,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         minter: agent?.minter ?? null,
         declared_type: agent?.declared_type ?? null,
         agent_uri: agent?.agent_uri ?? null,
+        registration: servedRegistration(registration),
         indexed_identity: agent !== null,
         registered: agent
           ? {

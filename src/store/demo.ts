@@ -5,6 +5,9 @@
 import type { Database } from '../db/database.js';
 
 const DEMO_TABLES = [
+  'agent_endpoints',
+  'agent_registrations',
+  'liveness_hosts',
   'feedback_documents',
   'agent_evidence',
   'rating_responses',

@@ -135,6 +135,12 @@ export async function rollbackAbove(
      SELECT count(*)::int AS n FROM del`,
     [network, b, touched.map((t) => t.agent_id)],
   );
+  // Registration files of URIs set above the ancestor, or of agents gone (their endpoints go with them).
+  await tx.query(
+    `DELETE FROM agent_registrations r WHERE r.network = $1 AND (r.uri_block > $2 OR NOT EXISTS (
+       SELECT 1 FROM agents a WHERE a.network = r.network AND a.agent_id = r.agent_id AND a.agent_uri IS NOT NULL))`,
+    p,
+  );
   await tx.query(`DELETE FROM chain_block_hashes WHERE network = $1 AND block_number > $2`, p);
   await tx.query(`UPDATE chains SET last_scanned_block = $2 WHERE network = $1`, [
     network,

@@ -10,7 +10,10 @@
  *    other letters or digits) → the per-chain preview of the FIRST such address;
  * 2. else a Solana base58 key (32-44 base58 characters, standing alone, not digits only) → resolved
  *    through `/search/{q}`: an agent asset gets an agent line, a wallet gets the preview of
- *    branch 1, a string that is both gets both, an unknown key gets a sentence saying so;
+ *    branch 1, a string that is both gets both, an unknown key gets a sentence saying so; an agent
+ *    line is followed by what its registration file declares (free
+ *    `/agents/{network}/{agent_id}/registration`: state, declared name, services live and with a
+ *    verified domain);
  * 3. else (free text, digits only, empty, no text part at all) → the live index status and usage.
  *
  * Conventions of the answer text (the contract leaves these to the builder):
@@ -215,6 +218,44 @@ async function evmAnswer(deps: DoorDeps, address: string, others: number): Promi
   return lines.join('\n');
 }
 
+const RegistrationBody = z.object({
+  registration: z
+    .object({
+      state: z.string(),
+      name: z.string().nullable(),
+      services: z.array(
+        z.object({ domain_proof: z.string().nullable(), liveness: z.object({ state: z.string() }) }),
+      ),
+    })
+    .nullable(),
+});
+
+/**
+ * What the agent's registration file says (free `/agents/{network}/{agent_id}/registration`), in
+ * one line: its state, its declared name (quoted, cut: text the agent wrote about itself, never a
+ * verification) and its services, live and with a verified domain; null when it has no file or
+ * the read fails (the rest of the answer stands).
+ */
+async function registrationLine(deps: DoorDeps, network: string, id: string): Promise<string | null> {
+  let body: z.infer<typeof RegistrationBody>;
+  try {
+    body = RegistrationBody.parse(
+      await deps.get(`/agents/${pathSegment(network)}/${pathSegment(id)}/registration`),
+    );
+  } catch {
+    return null;
+  }
+  const r = body.registration;
+  if (r === null) return 'It names no registration file (agentURI).';
+  const name = r.name === null ? 'no name' : `name ${JSON.stringify(r.name.slice(0, 100))}`;
+  const live = r.services.filter((s) => s.liveness.state === 'alive').length;
+  const verified = r.services.filter((s) => s.domain_proof === 'verified').length;
+  return (
+    `Its registration file is ${r.state} (declared by the agent, never verified: ${name}); ` +
+    `${plural(r.services.length, 'service', 'services')}, ${live} live, ${verified} with a verified domain.`
+  );
+}
+
 async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
   const search = await getAs(deps, `/search/${pathSegment(key)}`, SearchBody);
   const assets = search.matches.filter((m) => m.interpreted_as === 'solana_asset');
@@ -229,6 +270,8 @@ async function base58Answer(deps: DoorDeps, key: string): Promise<string> {
     );
     const route = /^GET (\/\S+)$/.exec(m.detail_route)?.[1] ?? `/reputation/agent/${m.network}/${id}`;
     lines.push(`Every rating it received, with its transaction: ${priced('GET', route)}.`);
+    const reg = await registrationLine(deps, m.network, id);
+    if (reg !== null) lines.push(reg);
     if (m.wallet !== null && !isWallet) {
       lines.push(
         `Its owner's per-chain preview: send ${m.wallet}, or ${priced('GET', `/wallets/${m.wallet}/chains`)}.`,

@@ -46,26 +46,31 @@ export const CSS_PATH = '/explore/assets/explorer.css';
 export const walletHref = (w: string) => `/explore/wallets/${encodeURIComponent(w)}`;
 export const chainHref = (n: string) => `/explore/chains/${encodeURIComponent(n)}`;
 export const searchHref = (q: string) => `/explore/search?q=${encodeURIComponent(q)}`;
+export const agentHref = (network: string, id: string) =>
+  `/explore/agents/${encodeURIComponent(network)}/${encodeURIComponent(id)}`;
 
 /**
  * A score as people see it (two decimals, trailing zeros trimmed: the display convention), the
  * served number in its title and `data-value`; or "unrated": null is not zero.
  */
-const score = (v: number | null) =>
+export const score = (v: number | null) =>
   v === null
     ? h`<span class="muted">unrated</span>`
     : h`<span class="score" title="${v}" data-value="${v}">${displayScore(v)}</span>`;
 
 /** A long hex string shortened for a table cell, in full in its title. */
-function short(s: string, keep = 10): Html {
+export function short(s: string, keep = 10): Html {
   return s.length <= keep + 6
     ? h`<span class="mono">${s}</span>`
     : h`<span class="mono" title="${s}">${s.slice(0, keep)}…${s.slice(-4)}</span>`;
 }
 
-const walletLink = (w: string | null) =>
+export const walletLink = (w: string | null) =>
   w === null ? h`<span class="muted">unknown</span>` : h`<a href="${walletHref(w)}">${short(w)}</a>`;
-const chainLink = (n: string) => h`<a href="${chainHref(n)}">${n}</a>`;
+export const chainLink = (n: string) => h`<a href="${chainHref(n)}">${n}</a>`;
+/** Agent ids, each a link to its agent page on `network`. */
+const agentLinks = (network: string, ids: readonly string[]) =>
+  ids.map((id, i) => h`${i > 0 ? ', ' : ''}<a href="${agentHref(network, id)}">${id}</a>`);
 const facetText = (f: string) =>
   f === '' ? h`<span class="muted">(none)</span>` : h`<span class="text">${f}</span>`;
 
@@ -210,7 +215,7 @@ ${
 <thead><tr><th>chain</th><th>agent ids</th><th class="num">score</th><th class="num">ratings</th><th class="num">distinct raters</th></tr></thead>
 <tbody>${p.chains.map(
         (c) =>
-          h`<tr data-network="${c.network}"><td>${chainLink(c.network)}</td><td class="mono ids">${c.agent_ids.join(', ')}</td><td class="num final">${score(c.final_score)}</td><td class="num reviews">${c.total_reviews}</td><td class="num raters">${c.distinct_raters}</td></tr>`,
+          h`<tr data-network="${c.network}"><td>${chainLink(c.network)}</td><td class="mono ids">${agentLinks(c.network, c.agent_ids)}</td><td class="num final">${score(c.final_score)}</td><td class="num reviews">${c.total_reviews}</td><td class="num raters">${c.distinct_raters}</td></tr>`,
       )}</tbody></table></div>`
 }
 <p class="note">Policy <code>${p.policy_version}</code>, from <code>${p.source}</code>, refreshed ${p.refreshed_at ?? 'never'}.</p>
@@ -273,7 +278,7 @@ ${
 <thead><tr><th class="num">#</th><th>wallet</th><th class="num">shrunk score</th><th class="num">score</th><th class="num">distinct raters</th><th class="num">ratings</th><th>agent ids</th></tr></thead>
 <tbody>${d.top.map(
         (r) =>
-          h`<tr data-wallet="${r.wallet}"><td class="num rank">${r.rank}</td><td>${walletLink(r.wallet)}</td><td class="num shrunk">${score(r.shrunk_score)}</td><td class="num final">${score(r.final_score)}</td><td class="num raters">${r.distinct_raters}</td><td class="num reviews">${r.total_reviews}</td><td class="mono ids">${r.agent_ids.join(', ')}</td></tr>`,
+          h`<tr data-wallet="${r.wallet}"><td class="num rank">${r.rank}</td><td>${walletLink(r.wallet)}</td><td class="num shrunk">${score(r.shrunk_score)}</td><td class="num final">${score(r.final_score)}</td><td class="num raters">${r.distinct_raters}</td><td class="num reviews">${r.total_reviews}</td><td class="mono ids">${agentLinks(d.network, r.agent_ids)}</td></tr>`,
       )}</tbody></table></div>`
 }
 <h2>Facets (tag1)</h2>

@@ -32,6 +32,7 @@ import {
   type WalletChains,
 } from './pages.js';
 import { EXPLORER_CSS } from './style.js';
+import { agentPage, type AgentRegistration } from './agent-page.js';
 
 /** The site's paths (`/` and `/explore`, `/explore/…`): HTML, never in the OpenAPI document. */
 export const EXPLORER_PATH = /^\/(?:explore(?:\/|$)|$)/;
@@ -247,6 +248,23 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
     const a = await get(c, `/chains/${pathSegment(c.req.param('network'))}`);
     if (a.status !== 200) return errorAnswer(c, a);
     return send(c, chainPage(a.body as ChainDetail));
+  });
+
+  app.get('/explore/agents/:network/:id', async (c) => {
+    const network = pathSegment(c.req.param('network'));
+    const id = pathSegment(c.req.param('id'));
+    const [reg, search] = await Promise.all([
+      get(c, `/agents/${network}/${id}/registration`),
+      get(c, `/search/${id}`),
+    ]);
+    if (reg.status !== 200) return errorAnswer(c, reg);
+    return send(
+      c,
+      agentPage({
+        registration: reg.body as AgentRegistration,
+        search: search.status === 200 ? (search.body as SearchResult) : null,
+      }),
+    );
   });
 
   // Any other path of the site: the HTML 404 (never the API's JSON one).

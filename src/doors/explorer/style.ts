@@ -40,5 +40,7 @@ svg.chart .tick{fill:var(--muted);font-size:11px}
 .error{border-left:4px solid #c0392b;padding:.4rem .8rem;background:#fdf1f0}
 dl.stats{display:grid;grid-template-columns:minmax(10rem,max-content) 1fr;gap:.2rem 1rem;margin:0}
 dl.stats dt{color:var(--muted)}dl.stats dd{margin:0;font-variant-numeric:tabular-nums;overflow-wrap:anywhere}
+.proof-verified,.live-alive{color:#1e7b34;font-weight:600}.proof-mismatch,.live-dead{color:#b3261e;font-weight:600}.proof-absent,.proof-unreachable,.live-pending,.live-not_probed{color:var(--muted)}
+dl.declared dd{white-space:pre-wrap}
 @media (max-width:600px){body{font-size:14px}main{padding:.6rem}th,td{padding:.25rem .3rem}dl.stats{grid-template-columns:1fr}dl.stats dd{margin-bottom:.3rem}}
 `;

@@ -6,6 +6,7 @@ import { registerChainsRoutes } from './chains.js';
 import { registerFeedRoute } from './feed.js';
 import { registerLeaderboardRoute } from './leaderboard.js';
 import { registerStatsRoutes } from './stats.js';
+import { registerAgentRoutes } from './agents.js';
 import { registerSearchRoutes } from './search.js';
 import { registerWalletRoutes } from './wallets.js';
 import { registerPricingRoute } from './pricing.js';
@@ -29,7 +30,7 @@ function registerFreeCache(app: App, ctx: AppContext): void {
   }
   app.use(
     '/stats/*',
-    cache.middleware('generation', (path) => !/^\/stats\/(documents|issuers)\/?$/.test(path)),
+    cache.middleware('generation', (path) => !/^\/stats\/(documents|issuers|registrations)\/?$/.test(path)),
   );
   app.use(
     '/wallets/*',
@@ -40,6 +41,8 @@ function registerFreeCache(app: App, ctx: AppContext): void {
   // ... and of the minute: /stats/documents and the document coverage of /stats/issuers move with
   // the document fetcher between index passes, and read every document row
   for (const p of ['/stats/documents', '/stats/issuers']) app.use(p, cache.middleware('minute'));
+  // ... likewise the registration files, domain proofs and probes (fetched between index passes)
+  for (const p of ['/stats/registrations', '/agents/*']) app.use(p, cache.middleware('minute'));
   // static: built once per process
   for (const p of [
     '/pricing',
@@ -65,10 +68,12 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerFeedRoute(app, ctx);
   // /leaderboard (the free first page; /leaderboard/page is metered, in reputation.ts)
   registerLeaderboardRoute(app, ctx);
-  // /stats/facets, /stats/types, /stats/issuers, /stats/documents, /categories
+  // /stats/facets, /stats/types, /stats/issuers, /stats/documents, /stats/registrations, /categories
   registerStatsRoutes(app, ctx);
   // /search/{q}
   registerSearchRoutes(app, ctx);
+  // /agents/{network}/{agent_id}/registration
+  registerAgentRoutes(app, ctx);
   // /wallets/{wallet}/chains, /wallets/{wallet}/exists
   registerWalletRoutes(app, ctx);
   // /pricing

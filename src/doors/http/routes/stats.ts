@@ -1,6 +1,7 @@
 /**
- * `GET /stats/facets`, `/stats/types`, `/stats/issuers`, `/stats/documents` and `/categories`:
- * index-wide aggregates (src/read/stats.ts, src/read/categories.ts, src/read/documents.ts).
+ * `GET /stats/facets`, `/stats/types`, `/stats/issuers`, `/stats/documents`, `/stats/registrations`
+ * and `/categories`: index-wide aggregates (src/read/stats.ts, src/read/categories.ts,
+ * src/read/documents.ts, src/read/registrations.ts).
  */
 import { createRoute, z } from '@hono/zod-openapi';
 import { readerOf } from '../../../db/database.js';
@@ -8,6 +9,9 @@ import { resolveNetwork } from '../../../request-params.js';
 import { readRefreshMeta } from '../../../read/refresh-meta.js';
 import { readCategories } from '../../../read/categories.js';
 import { readDocumentStats, readIssuerCoverage } from '../../../read/documents.js';
+import { readRegistrationStats } from '../../../read/registrations.js';
+import { registrationsConfig } from '../../../config.js';
+import { RegistrationStatsSchema } from '../schemas/registrations.js';
 import {
   ISSUER_SOURCE,
   UNKNOWN_TYPE,
@@ -84,6 +88,21 @@ const documentsRoute = createRoute({
     'nothing here moves a score. Fresh within a minute (the fetcher runs between index passes).',
   tags: ['free'],
   responses: { 200: json(DocumentStatsSchema, 'Coverage') },
+});
+
+const registrationsRoute = createRoute({
+  method: 'get',
+  path: '/stats/registrations',
+  summary:
+    'Registration files, domain proofs and live endpoints: the coverage funnel per chain (free, advisory)',
+  description:
+    'Per chain: agents indexed, agents naming an agentURI, whose URI answered, whose registration file is valid, and among ' +
+    'those the agents with a verified domain proof and with a live endpoint (at the protocol level: an A2A card that ' +
+    'parses, an MCP server answering initialize and tools/list, a web endpoint answering 2xx); beside it every file ' +
+    'state, every domain proof (per endpoint) and the probes. Evidence only: nothing here moves a score. Fresh within a ' +
+    'minute (the fetcher and the probes run between index passes).',
+  tags: ['free'],
+  responses: { 200: json(RegistrationStatsSchema, 'Coverage') },
 });
 
 const categoriesRoute = createRoute({
@@ -177,6 +196,27 @@ export function registerStatsRoutes(app: App, ctx: AppContext): void {
     c.header('Cache-Control', CACHE_AGGREGATE);
     return c.json(
       { advisory: true as const, ...stats, fetcher_enabled: ctx.config.feedbackFetch?.enabled !== false },
+      200,
+    );
+  });
+
+  app.openapi(registrationsRoute, async function getRegistrationStats(c) {
+    const stats = await readRegistrationStats(readerOf(ctx.db));
+    const r = ctx.config.registrations ?? registrationsConfig({});
+    c.header('Cache-Control', CACHE_AGGREGATE);
+    return c.json(
+      {
+        advisory: true as const,
+        funnel: ['agents', 'with_uri', 'fetched', 'valid_file', 'verified_domain', 'live_endpoint'],
+        note:
+          'valid_file counts the files in state valid or changed; verified_domain and live_endpoint count agents with a ' +
+          'valid file and at least one such service. What an agent declares is never verified: the domain proof and ' +
+          'the liveness are what this index observed.',
+        chains: stats.chains,
+        totals: stats.totals,
+        fetcher_enabled: r.enabled,
+        liveness_enabled: r.liveness,
+      },
       200,
     );
   });
