@@ -153,6 +153,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
+  const { startJournalReplay } = await import('./payments/journal-replay.js');
   const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
@@ -176,8 +177,9 @@ async function serveCommand(config: Config): Promise<void> {
     ? new (await import('./doors/http/rate-limit-redis.js')).RedisRateLimitStore({ url: config.redisUrl })
     : new InProcessRateLimitStore();
   // Payments: every settlement is journaled before it is recorded (PAYMENT_JOURNAL); settlements a
-  // lost database write left only in the journal are recorded now; claims of unknown outcome are
-  // decided from the chain (the token's authorizationState through the network's RPC).
+  // lost database write left only in the journal are recorded now (and while running, below);
+  // claims being settled or of unknown outcome are decided from the chain (the token's
+  // authorizationState through the network's RPC).
   const { openSettlementJournal, replayJournal } = await import('./payments/journal.js');
   const { chainAuthorizationReader } = await import('./payments/authorization-state.js');
   const journal = config.paymentJournal ? openSettlementJournal(config.paymentJournal) : null;
@@ -215,6 +217,9 @@ async function serveCommand(config: Config): Promise<void> {
   }
   const scheduler = startIndexScheduler({ db, config, pass: { afterPass: refreshAfterPass } });
   const reconciler = startReconcileScheduler({ db, config, journal, readAuthorization });
+  // A settlement this process journaled but could not record: recorded as soon as the database
+  // answers again (and the journal read every minute), not only at the next start.
+  const journalReplay = journal ? startJournalReplay({ db, journal, config }) : null;
   // FEEDBACK_FETCH=0: no feedback document is fetched (the queue keeps filling, nothing is lost).
   const documents = config.feedbackFetch.enabled
     ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)
@@ -231,6 +236,7 @@ async function serveCommand(config: Config): Promise<void> {
     await scheduler.stop();
     await documents?.stop();
     await reconciler.stop();
+    await journalReplay?.stop();
     await metrics?.close();
     await server.close();
     await rateLimit.close().catch(() => undefined);
