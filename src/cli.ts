@@ -193,7 +193,9 @@ async function serveCommand(config: Config): Promise<void> {
     if (replayed) logger('serve').warn({ replayed }, `recorded ${replayed} settlement(s) from the journal`);
   }
   const readAuthorization = chainAuthorizationReader(config);
-  server.attach({ config, db, now: () => new Date(), rateLimit, journal, readAuthorization });
+  const { claimRepairs: newClaimRepairs } = await import('./payments/claim-repairs.js');
+  const claimRepairs = newClaimRepairs();
+  server.attach({ config, db, now: () => new Date(), rateLimit, journal, readAuthorization, claimRepairs });
   const log = logger('serve');
   log.info(
     {
@@ -217,9 +219,10 @@ async function serveCommand(config: Config): Promise<void> {
   }
   const scheduler = startIndexScheduler({ db, config, pass: { afterPass: refreshAfterPass } });
   const reconciler = startReconcileScheduler({ db, config, journal, readAuthorization });
-  // A settlement this process journaled but could not record: recorded as soon as the database
-  // answers again (and the journal read every minute), not only at the next start.
-  const journalReplay = journal ? startJournalReplay({ db, journal, config }) : null;
+  // A settlement this process journaled but could not record, and a claim a request had to leave
+  // behind: recorded / repaired as soon as the database answers again (and the journal read every
+  // minute), not only at the next start or the settle timeout.
+  const journalReplay = journal ? startJournalReplay({ db, journal, config, repairs: claimRepairs }) : null;
   // FEEDBACK_FETCH=0: no feedback document is fetched (the queue keeps filling, nothing is lost).
   const documents = config.feedbackFetch.enabled
     ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)

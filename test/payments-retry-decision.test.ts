@@ -25,6 +25,7 @@ import { PaidUnavailableSchema } from '../src/doors/http/schemas/common.js';
 import type { PaidHandler } from '../src/paid/handler.js';
 import { openSettlementJournal, type SettlementJournal } from '../src/payments/journal.js';
 import { startJournalReplay } from '../src/payments/journal-replay.js';
+import { claimRepairs } from '../src/payments/claim-repairs.js';
 import { receiptKeyOf } from '../src/payments/payment-header.js';
 import { paymentOutcomeOf } from '../src/metrics.js';
 import { claimAuthorization, recordSettlement, type ClaimKey } from '../src/store/payments.js';
@@ -402,5 +403,94 @@ describe('the journal replayed while the process runs', () => {
     // Its request could not record it: replayed at once.
     journal.unrecorded(['eip155:8453', PAYER.toLowerCase(), inProgress]);
     await until(async () => (await statusOf(inProgress)) === 'settled', 5000);
+  });
+});
+
+describe('claims left behind by a request that lost the database', () => {
+  let t: TestDatabase;
+  let f: FaultyDatabase;
+  let stub: StubFacilitator;
+  let config: Config;
+  const runs = { count: 0 };
+  const stops: (() => Promise<void>)[] = [];
+
+  beforeAll(async () => {
+    t = await openTestDatabase();
+    f = faultyDatabase(t.db);
+    stub = new StubFacilitator();
+    config = {
+      ...loadConfig({ TREASURY_ADDRESS: TREASURY, X402_FACILITATOR_URL: 'http://127.0.0.1:9/f' }),
+      paymentSettleTimeoutSeconds: 3600,
+    };
+  });
+  afterAll(async () => {
+    for (const stop of stops) await stop();
+    await t.close();
+  });
+
+  const statusOf = async (nonce: string) =>
+    (
+      await t.db.query<{ status: string }>('SELECT status FROM payment_claims WHERE nonce = $1', [
+        nonce.toLowerCase(),
+      ])
+    )[0]?.status ?? null;
+
+  it('a claim whose INSERT committed as the connection dropped is released once the database answers; the retry then settles at once', async () => {
+    const repairs = claimRepairs();
+    const journal = openSettlementJournal(join(tempDir('repindex-journal-'), 'j.jsonl'));
+    const replay = startJournalReplay({ db: f.db, journal, config, repairs, retryMs: 20 });
+    stops.push(() => replay.stop());
+    const ctx: AppContext = {
+      config,
+      db: f.db,
+      now: () => new Date(),
+      facilitator: stub,
+      journal,
+      readAuthorization: stub.readAuthorization,
+      claimRepairs: repairs,
+    };
+    const app = createAppShell(ctx);
+    registerPaidRoute(app, ctx, { path: '/reputation/wallet/{wallet}', handler: countingHandler(runs) });
+    const p = paymentPayload();
+    const header = encodePaymentSignatureHeader(p);
+    const nonce = (p.payload as { authorization: { nonce: string } }).authorization.nonce;
+    f.cutAfter(/^INSERT INTO payment_claims/);
+    const first = await app.request(PATH, { headers: { 'X-PAYMENT': header } });
+    expect(first.status).toBe(503);
+    expect((await first.json()).error).toBe('database_unavailable');
+    expect(first.headers.get('x-payment-receipt')).toBeNull();
+    expect(stub.settles).toEqual([]);
+    // The row is there, `settling`, never to be settled by that request.
+    expect(await statusOf(nonce)).toBe('settling');
+    expect(repairs.size).toBe(1);
+    f.restore();
+    const t0 = Date.now();
+    while ((await statusOf(nonce)) !== null) {
+      if (Date.now() - t0 > 5000) throw new Error('the claim was never released');
+      await sleep(20);
+    }
+    expect(repairs.size).toBe(0);
+    // The buyer's retry settles it now, once (not payment_in_flight until the settle timeout).
+    const retry = await app.request(PATH, { headers: { 'X-PAYMENT': header } });
+    expect(retry.status).toBe(200);
+    expect(stub.settles).toHaveLength(1);
+    expect(await statusOf(nonce)).toBe('settled');
+  });
+
+  it('a repair moves only the claim its request wrote (by its token), never one taken since', async () => {
+    const repairs = claimRepairs();
+    const p = paymentPayload();
+    const nonce = (p.payload as { authorization: { nonce: string } }).authorization.nonce.toLowerCase();
+    const key: ClaimKey = ['eip155:8453', PAYER.toLowerCase(), nonce];
+    const claim = { resource: RESOURCE, amount: '10000', receiptKey: 'rk', validBefore: '99999999999' };
+    expect(await claimAuthorization(t.db, key, { ...claim, token: 'other-request' })).toBe(true);
+    repairs.add(key, 'lost-request', 'release');
+    repairs.add(key, 'lost-request', 'unknown');
+    expect(await repairs.apply(t.db)).toBe(0);
+    expect(await statusOf(nonce)).toBe('settling');
+    repairs.add(key, 'other-request', 'unknown');
+    expect(await repairs.apply(t.db)).toBe(1);
+    expect(await statusOf(nonce)).toBe('settling-unknown');
+    expect(repairs.size).toBe(0);
   });
 });

@@ -15,6 +15,7 @@ import type { FacilitatorClient } from './facilitator.js';
 import type { SettlementJournal } from './journal.js';
 import type { PriceTier } from './pricing.js';
 import type { AuthorizationReader, SpentOnChain } from './authorization-state.js';
+import type { ClaimRepairs } from './claim-repairs.js';
 import type { DecodedPayment } from './payment-header.js';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailableBody } from '../db/database.js';
 import { logger } from '../log.js';
@@ -42,6 +43,12 @@ export interface PaywallContext extends PaidContext {
    * → left to the reconciliation).
    */
   readAuthorization?: AuthorizationReader;
+  /**
+   * Claims a request had to leave behind when it lost its database (claim-repairs.ts; `serve`
+   * applies them as soon as the database answers again). Absent: such a claim waits for the settle
+   * timeout.
+   */
+  claimRepairs?: ClaimRepairs;
 }
 
 /** One metered request, as the door received it (no web framework: the door builds it). */

@@ -10,11 +10,16 @@
  * settlement at once leave one claim and one receipt; settlements this process is recording right
  * now are left to that write). With the database still away a try fails at once (connection
  * refused) and the next one follows `retryMs` later; nothing is read while no replay is due.
+ *
+ * The same loop first makes the claim repairs requests noted when they lost the database
+ * (claim-repairs.ts: claims never sent to settlement released, claims of unknown outcome marked so),
+ * so a buyer's retry after an outage settles at once rather than waiting for the settle timeout.
  */
 import type { Config } from '../config.js';
 import { isDatabaseUnavailable, type Database } from '../db/database.js';
 import { logger } from '../log.js';
 import { recordPayment } from '../metrics.js';
+import type { ClaimRepairs } from './claim-repairs.js';
 import { replayJournal, type SettlementJournal } from './journal.js';
 
 /** How often a due replay is tried (ms). */
@@ -28,8 +33,10 @@ interface JournalReplay {
 }
 
 export function startJournalReplay(opts: {
-  db: Pick<Database, 'transaction'>;
+  db: Pick<Database, 'transaction' | 'query' | 'exec'>;
   journal: SettlementJournal;
+  /** Claims requests left behind when they lost the database (claim-repairs.ts), made first. */
+  repairs?: ClaimRepairs;
   config: Pick<Config, 'receiptReuseSeconds'>;
   retryMs?: number;
   scanSeconds?: number;
@@ -47,9 +54,19 @@ export function startJournalReplay(opts: {
   journal.onUnrecorded(() => {
     due = true;
   });
+  const repairs = opts.repairs;
   const tick = () => {
-    if (running || (!due && Date.now() - lastPass < scanMs)) return;
-    running = replayJournal(db, journal, now(), opts.config.receiptReuseSeconds)
+    if (running || (!due && !repairs?.size && Date.now() - lastPass < scanMs)) return;
+    running = (async () => {
+      const repaired = repairs?.size ? await repairs.apply(db) : 0;
+      if (repaired > 0) {
+        log.info(
+          { repaired },
+          `repaired ${repaired} payment claim(s) left by requests that lost the database`,
+        );
+      }
+      return replayJournal(db, journal, now(), opts.config.receiptReuseSeconds);
+    })()
       .then((n) => {
         due = false;
         lastPass = Date.now();

@@ -71,6 +71,7 @@
  * (src/doors/http/routes/reputation.ts). Its SQL is in src/store/payments.ts. Amounts are base-unit
  * strings compared as bigint; no float touches a price.
  */
+import { randomUUID } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { PaidHandler } from '../paid/handler.js';
 import {
@@ -93,6 +94,7 @@ import {
 } from './attempt.js';
 import { buildChallenge, canonicalResource, paymentRequirements } from './challenge.js';
 import { raceLoser, refuseKnownClaim } from './claim-decision.js';
+import type { ClaimRepair } from './claim-repairs.js';
 import { requirementMismatch, signatureRejection, timeWindowRejection } from './exact-checks.js';
 import {
   callSettle,
@@ -270,11 +272,18 @@ async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse>
   if (!v.ok) return a.refused(v.status, v.body);
 
   const auth = decoded.payload.authorization;
-  const claimed = await claimAuthorization(a.ctx.db, claimKey, {
-    resource: a.resource,
-    amount: requirement.amount,
-    receiptKey,
-    validBefore: auth.validBefore,
+  const held: Held = { key: claimKey, token: randomUUID() };
+  let claimed = false;
+  // The INSERT may commit as the connection drops: this request then never settles it, and the
+  // claim is released once the database answers again (not left to the settle timeout).
+  await orRepairLater(a, held, 'release', async () => {
+    claimed = await claimAuthorization(a.ctx.db, claimKey, {
+      resource: a.resource,
+      amount: requirement.amount,
+      receiptKey,
+      validBefore: auth.validBefore,
+      token: held.token,
+    });
   });
   if (!claimed) {
     return (
@@ -283,7 +292,7 @@ async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse>
     );
   }
 
-  const settled = await settle(a, payload, requirement, claimKey);
+  const settled = await settle(a, payload, requirement, held);
   if (!('transaction' in settled)) return settled;
 
   // The money has moved: from here on every answer says so (never `verified`, never a bare 500).
@@ -385,26 +394,26 @@ async function settle(
   a: Attempt,
   payload: PaymentPayload,
   requirement: PaymentRequirements,
-  claimKey: ClaimKey,
+  held: Held,
 ): Promise<SettleResponse | PaidResponse> {
   let settled;
   try {
     settled = await callSettle(a.facilitator(), payload, requirement);
   } catch (err) {
     if (err instanceof FacilitatorUnavailableError) {
-      if (err.failure === 'not_sent') await releaseClaim(a.ctx.db, claimKey);
-      else await markUnknown(a.ctx, claimKey);
+      if (err.failure === 'not_sent') await release(a, held);
+      else await markUnknown(a, held);
       return a.unavailable();
     }
-    await markUnknown(a.ctx, claimKey);
+    await markUnknown(a, held);
     throw err;
   }
   if (settled.success) return settled;
   if (SETTLE_UNKNOWN_REASONS.has(settled.errorReason ?? '')) {
-    await markUnknown(a.ctx, claimKey, settled.transaction || null);
+    await markUnknown(a, held, settled.transaction || null);
     return a.unavailable();
   }
-  await releaseClaim(a.ctx.db, claimKey);
+  await release(a, held);
   return a.reject(
     safeCode(settled.errorReason, 'settlement_failed'),
     settled.errorMessage?.slice(0, 300) ??
@@ -415,9 +424,34 @@ async function settle(
   );
 }
 
-async function markUnknown(ctx: PaywallContext, key: ClaimKey, tx: string | null = null): Promise<void> {
+/** A claim this request holds: its key and the token written with it. */
+interface Held {
+  key: ClaimKey;
+  token: string;
+}
+
+/**
+ * Runs a write on this request's claim; the database gone meanwhile, the claim is noted for repair
+ * once it answers again (claim-repairs.ts: only this claim, by its token), then the error goes on.
+ */
+async function orRepairLater(a: Attempt, held: Held, repair: ClaimRepair, write: () => Promise<unknown>) {
+  try {
+    await write();
+  } catch (err) {
+    if (isDatabaseUnavailable(err)) a.ctx.claimRepairs?.add(held.key, held.token, repair);
+    throw err;
+  }
+}
+
+/** Drops the claim of a settle refused or never sent (nothing was charged). */
+function release(a: Attempt, held: Held): Promise<void> {
+  return orRepairLater(a, held, 'release', () => releaseClaim(a.ctx.db, held.key));
+}
+
+/** The claim of a settle whose outcome is unknown becomes `settling-unknown`. */
+function markUnknown(a: Attempt, held: Held, tx: string | null = null): Promise<void> {
   recordPayment('settling_unknown');
-  await markClaimUnknown(ctx.db, key, tx);
+  return orRepairLater(a, held, 'unknown', () => markClaimUnknown(a.ctx.db, held.key, tx));
 }
 
 /**
