@@ -153,6 +153,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { startIndexScheduler } = await import('./indexer/scheduler.js');
   const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
+  const { startJournalReplay } = await import('./payments/journal-replay.js');
   const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
   const { startRegistrationWorker } = await import('./registrations/worker.js');
   // The port first: a busy port is reported at once, not after the migrations.
@@ -177,8 +178,9 @@ async function serveCommand(config: Config): Promise<void> {
     ? new (await import('./doors/http/rate-limit-redis.js')).RedisRateLimitStore({ url: config.redisUrl })
     : new InProcessRateLimitStore();
   // Payments: every settlement is journaled before it is recorded (PAYMENT_JOURNAL); settlements a
-  // lost database write left only in the journal are recorded now; claims of unknown outcome are
-  // decided from the chain (the token's authorizationState through the network's RPC).
+  // lost database write left only in the journal are recorded now (and while running, below);
+  // claims being settled or of unknown outcome are decided from the chain (the token's
+  // authorizationState through the network's RPC).
   const { openSettlementJournal, replayJournal } = await import('./payments/journal.js');
   const { chainAuthorizationReader } = await import('./payments/authorization-state.js');
   const journal = config.paymentJournal ? openSettlementJournal(config.paymentJournal) : null;
@@ -192,7 +194,9 @@ async function serveCommand(config: Config): Promise<void> {
     if (replayed) logger('serve').warn({ replayed }, `recorded ${replayed} settlement(s) from the journal`);
   }
   const readAuthorization = chainAuthorizationReader(config);
-  server.attach({ config, db, now: () => new Date(), rateLimit, journal, readAuthorization });
+  const { claimRepairs: newClaimRepairs } = await import('./payments/claim-repairs.js');
+  const claimRepairs = newClaimRepairs();
+  server.attach({ config, db, now: () => new Date(), rateLimit, journal, readAuthorization, claimRepairs });
   const log = logger('serve');
   log.info(
     {
@@ -216,6 +220,10 @@ async function serveCommand(config: Config): Promise<void> {
   }
   const scheduler = startIndexScheduler({ db, config, pass: { afterPass: refreshAfterPass } });
   const reconciler = startReconcileScheduler({ db, config, journal, readAuthorization });
+  // A settlement this process journaled but could not record, and a claim a request had to leave
+  // behind: recorded / repaired as soon as the database answers again (and the journal read every
+  // minute), not only at the next start or the settle timeout.
+  const journalReplay = journal ? startJournalReplay({ db, journal, config, repairs: claimRepairs }) : null;
   // FEEDBACK_FETCH=0: no feedback document is fetched (the queue keeps filling, nothing is lost).
   const documents = config.feedbackFetch.enabled
     ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)
@@ -235,6 +243,7 @@ async function serveCommand(config: Config): Promise<void> {
     await documents?.stop();
     await registrations?.stop();
     await reconciler.stop();
+    await journalReplay?.stop();
     await metrics?.close();
     await server.close();
     await rateLimit.close().catch(() => undefined);

@@ -57,6 +57,8 @@ export function recordRateLimited(budget: string): void {
  * What happened to a paid request (or, for `reconciled` / `released`, to a claim decided later).
  * `settled`: charged and answered 200. `settled_unserved`: charged, but the answer could not be
  * produced (the database went away after settlement): the retry of the same header is served.
+ * `spent_pending`: the authorization is spent on chain, but its settlement is still being recorded
+ * (or its answer prepared by another request): 503, the retry of the same header is served.
  * `served_on_retry`: a settlement whose answer was owed, served to the buyer's retry.
  * `reconciled` / `released`: a claim of unknown outcome found spent (recorded) / unspent (freed).
  * `database_unavailable`: refused before anything was verified or settled (503).
@@ -66,6 +68,7 @@ export type PaymentOutcome =
   | 'verified'
   | 'settled'
   | 'settled_unserved'
+  | 'spent_pending'
   | 'served_on_retry'
   | 'reconciled'
   | 'released'
@@ -77,7 +80,7 @@ export type PaymentOutcome =
 
 const payments = new Counter({
   name: 'repindex_payments_total',
-  help: 'Paywall outcomes: challenged, verified, settled, settled_unserved, served_on_retry, reconciled, released, database_unavailable, reused, refused (with its code), facilitator_error, settling_unknown.',
+  help: 'Paywall outcomes: challenged, verified, settled, settled_unserved, spent_pending, served_on_retry, reconciled, released, database_unavailable, reused, refused (with its code), facilitator_error, settling_unknown.',
   labelNames: ['outcome', 'code'] as const,
   registers: [registry],
 });

@@ -14,6 +14,7 @@ import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { issuerOrg } from '../src/read/stats.js';
 import { readLeaderboard } from '../src/read/leaderboard.js';
 import { round6, shrunkScore } from '../src/scoring/index.js';
+import { halfUp6, micros } from './helpers/exact-reference.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   byCodeUnit,
@@ -657,11 +658,14 @@ describe('free aggregate routes', () => {
         })),
       ).map((r, i) => ({ rank: i + 1, ...r }));
       expect(body.rows).toEqual(exp);
-      // Recompute every position from the row alone: shrunk = round6((n·f + k·p)/(n + k)).
+      // Recompute every position from the row alone, as a checker in exact decimals does:
+      // shrunk = (n·f + k·p)/(n + k), rounded once to six decimals, half up. (This index holds a
+      // tie: 63.7708335, served 63.770834; floating point gives 63.770833.)
       for (const r of body.rows) {
         const { k, prior: p } = body.shrinkage;
+        const n = BigInt(r.distinct_raters);
         expect(r.shrunk_score).toBe(
-          round6((r.distinct_raters * r.final_score + k * p) / (r.distinct_raters + k)),
+          halfUp6(n * micros(r.final_score) + BigInt(k) * micros(p), (n + BigInt(k)) * 1_000_000n),
         );
       }
       // Six decimals at most.

@@ -114,6 +114,35 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('declares the answers of a paid route: the 402 with payment_in_flight, the 503 body with every code, Retry-After and X-Payment-Receipt', () => {
+    const paths = [
+      '/reputation/wallet/{wallet}',
+      '/reputation/agent/{network}/{agent_id}',
+      '/leaderboard/page',
+    ];
+    for (const path of paths) {
+      const r = doc.paths[path].get.responses;
+      expect(r['402'].description, path).toMatch(/payment_in_flight.*retryable: true/);
+      expect(r['402'].headers['Retry-After'], path).toBeDefined();
+      expect(r['503'].content['application/json'].schema, path).toEqual({
+        $ref: '#/components/schemas/PaidUnavailable',
+      });
+      expect(r['503'].description, path).toMatch(/payment_spent_pending/);
+      expect(Object.keys(r['503'].headers), path).toEqual(
+        expect.arrayContaining(['Retry-After', 'X-Payment-Receipt']),
+      );
+    }
+    const body = doc.components.schemas.PaidUnavailable;
+    expect(body.required).toEqual(['error', 'message', 'retryable']);
+    expect(body.properties.error.enum).toEqual([
+      'facilitator_unavailable',
+      'paid_capacity_exhausted',
+      'database_unavailable',
+      'payment_spent_pending',
+      'payments_not_configured',
+    ]);
+  });
+
   it('names the response schemas of the lookup and meta routes after the reference deployment', () => {
     for (const name of [
       'WalletChains',

@@ -99,6 +99,17 @@ async function startFake(opts: { treasury: string | null; challengePayTo: string
       });
       return c.json(challenge, 402, headers);
     }
+    if (payment === 'in-flight') {
+      // The paywall's answer while another request settles this very authorization.
+      const { body: challenge, headers } = buildChallenge({
+        tier,
+        resource,
+        config: { treasuryAddress: opts.challengePayTo, facilitatorUrl: 'http://127.0.0.1:9/none' },
+        error: 'payment_in_flight',
+        retryable: true,
+      });
+      return c.json(challenge, 402, { ...headers, 'Retry-After': '5' });
+    }
     if (payment === 'facilitator-down') {
       return c.json(
         { error: 'facilitator_unavailable', message: 'down', retryable: true, retry_after_seconds: 5 },
@@ -315,11 +326,18 @@ describe('metered MCP tools against fake paid routes', () => {
     expect((await sc(client, 'rep_rater_profile', { wallet: NOBODY })).status).toBe('payment_required');
   });
 
-  it('rejected, unavailable and failing payments map to payment_required (rejected), unreachable', async () => {
+  it('rejected, in-flight, unavailable and failing payments map to payment_required (rejected or not), unreachable', async () => {
     const spent = await sc(client, 'rep_rater_profile', { wallet: RATED, payment: 'spent' });
     expect(spent.status).toBe('payment_required');
     expect(spent.payment_rejected).toBe(true);
     expect(spent.challenge.error).toBe('payment_reused');
+    // In flight: not a rejection; the same payment is retried after Retry-After.
+    const flying = await sc(client, 'rep_rater_profile', { wallet: RATED, payment: 'in-flight' });
+    expect(flying.status).toBe('payment_required');
+    expect(flying.payment_rejected).toBe(false);
+    expect(flying.retry_after_seconds).toBe(5);
+    expect(flying.message).toMatch(/SAME payment/);
+    expect(flying.challenge.error).toBe('payment_in_flight');
     const down = await sc(client, 'rep_rater_profile', { wallet: RATED, payment: 'facilitator-down' });
     expect(down.status).toBe('unreachable');
     expect(down.http_status).toBe(503);

@@ -332,7 +332,15 @@ describe('x402 paywall (stub facilitator)', () => {
     expect(stub.settles.length).toBe(settles + 1);
     const statuses = [a.status, b.status].sort();
     expect(statuses[0]).toBe(200);
-    expect([200, 402]).toContain(statuses[1]);
+    // The loser: served from the receipt, in flight (402) while the winner settles, or, once the
+    // winner has recorded the settlement and is computing its answer, told the payment is spent
+    // and its answer on its way (503 payment_spent_pending, naming the receipt).
+    const loser = a.status === 200 ? b : a;
+    const body = loser.status === 200 ? null : await loser.json();
+    expect(['200', '402 payment_in_flight', '503 payment_spent_pending']).toContain(
+      body ? `${loser.status} ${body.error}` : '200',
+    );
+    if (loser.status === 503) expect(loser.headers.get('x-payment-receipt')).toBe(stub.settles.at(-1));
   });
 
   it('accepts the x402 v2 PAYMENT-SIGNATURE header as well', async () => {

@@ -155,6 +155,11 @@ interface ChallengeOptions {
   nextAction?: string;
   /** Override of retryable (default: true on a fresh quote, false on a rejection). */
   retryable?: boolean;
+  /**
+   * Override of `message` (default: the quote, or `Payment rejected (<error>): <reason>. Nothing
+   * was charged by this request.`), for an answer whose whole sentence must say what is known.
+   */
+  message?: string;
 }
 
 const FRESH_NEXT_ACTION =
@@ -176,9 +181,11 @@ export function buildChallenge(opts: ChallengeOptions): {
   const fresh = opts.error === undefined || opts.error === 'payment_required';
   const error = opts.error ?? 'payment_required';
   const price = usdFromPrice(tier.price_usd);
-  const message = fresh
-    ? `Payment required: ${price} ${CURRENCY} for ${resource}. This 402 is a price quote; asking is free.`
-    : `Payment rejected (${error})${opts.reason ? `: ${opts.reason}` : ''}. Nothing was charged by this request.`;
+  const message =
+    opts.message ??
+    (fresh
+      ? `Payment required: ${price} ${CURRENCY} for ${resource}. This 402 is a price quote; asking is free.`
+      : `Payment rejected (${error})${opts.reason ? `: ${opts.reason}` : ''}. Nothing was charged by this request.`);
   // Field order: the contract's listing.
   const body: ChallengeBody = {
     x402Version: X402_VERSION,

@@ -4,7 +4,8 @@
  * receipt key, time), flushed to disk (fsync) BEFORE it tries to record the settlement in the
  * database. A settlement whose database write is lost (the database stopped between settle and
  * record) is therefore never forgotten: a retry of the same header on this process, `serve` at
- * start and every reconciliation, and `repindex reconcile-payments` replay it into the database
+ * start, while it runs (as soon as the database answers again, and on a timer: journal-replay.ts)
+ * and at every reconciliation, and `repindex reconcile-payments` replay it into the database
  * (`replayJournal`), after which the buyer's retry is served from its receipt.
  *
  * Lines: `{"kind":"settled",…}` when the settlement is known, `{"kind":"recorded",…}` once the
@@ -41,6 +42,19 @@ export interface SettlementJournal {
   settled(s: JournalSettlement): Promise<void>;
   /** Notes that the database now holds this settlement. */
   recorded(key: ClaimKey): Promise<void>;
+  /**
+   * Notes that this process could not record a settlement it journaled (its database write
+   * failed): the settlement stays pending, and whoever listens (`onUnrecorded`: the running
+   * replay, journal-replay.ts) replays it as soon as the database answers again.
+   */
+  unrecorded(key: ClaimKey): void;
+  /** Calls `fn` on every `unrecorded`. */
+  onUnrecorded(fn: () => void): void;
+  /**
+   * Whether this process is recording this settlement right now (journaled, its database write
+   * under way): a replay leaves it to that write.
+   */
+  recording(key: ClaimKey): boolean;
   /** Settlements not (yet) known to be in the database, oldest first. */
   pending(): Promise<JournalSettlement[]>;
   /** The journaled settlement of one claim, if any (recorded or not). */
@@ -60,6 +74,9 @@ const keyOf = (k: { network: string; payer: string; nonce: string }) =>
 
 export function openSettlementJournal(path: string): SettlementJournal {
   let dirReady: Promise<unknown> | null = null;
+  /** Settlements this process journaled and is recording (claim keys). */
+  const inProgress = new Set<string>();
+  const listeners: (() => void)[] = [];
   /** Appends a line; `durable` flushes it to disk first (a `recorded` line is only a hint: lost, a
    * replay records the settlement again, idempotently, so it skips the fsync on the paid path). */
   async function append(line: object, durable = true): Promise<void> {
@@ -127,8 +144,28 @@ export function openSettlementJournal(path: string): SettlementJournal {
   }
   return {
     path,
-    settled: (s) => append({ kind: 'settled', ...s }),
-    recorded: ([network, payer, nonce]) => append({ kind: 'recorded', network, payer, nonce }, false),
+    async settled(s) {
+      // In progress from before the line is on disk: a replay reading it then leaves it alone.
+      inProgress.add(keyOf(s));
+      try {
+        await append({ kind: 'settled', ...s });
+      } catch (e) {
+        inProgress.delete(keyOf(s));
+        throw e;
+      }
+    },
+    recorded([network, payer, nonce]) {
+      inProgress.delete(keyOf({ network, payer, nonce }));
+      return append({ kind: 'recorded', network, payer, nonce }, false);
+    },
+    unrecorded([network, payer, nonce]) {
+      inProgress.delete(keyOf({ network, payer, nonce }));
+      for (const fn of listeners) fn();
+    },
+    onUnrecorded(fn) {
+      listeners.push(fn);
+    },
+    recording: ([network, payer, nonce]) => inProgress.has(keyOf({ network, payer, nonce })),
     async pending() {
       const { settled, recorded } = await read();
       return [...settled.entries()].filter(([k]) => !recorded.has(k)).map(([, s]) => s);
@@ -192,7 +229,8 @@ export async function recordJournaled(
 
 /**
  * Replays every settlement the journal holds that the database may not: records each (idempotent)
- * and marks it recorded. Returns how many were replayed; stops at the first database error.
+ * and marks it recorded, except those this process is recording right now (`recording`). Returns
+ * how many were replayed; stops at the first database error.
  */
 export async function replayJournal(
   db: Pick<Database, 'transaction'>,
@@ -202,6 +240,7 @@ export async function replayJournal(
 ): Promise<number> {
   let n = 0;
   for (const s of await journal.pending()) {
+    if (journal.recording([s.network, s.payer, s.nonce])) continue;
     // The reuse window starts when the buyer can first be served, i.e. now.
     await recordJournaled(db, s, new Date(now.getTime() + receiptReuseSeconds * 1000));
     await journal.recorded([s.network, s.payer, s.nonce]);

@@ -16,23 +16,29 @@
  *  6. Local checks, no network (src/payments/exact-checks.ts): the payload's `resource` and every
  *     field of `accepted` must match this request's requirement for that network, the signed
  *     authorization must pay exactly the amount to the treasury → else 402
- *     `payment_requirements_mismatch`; the time window (`payment_expired`, `payment_not_yet_valid`)
- *     and the EIP-3009 typed-data signature (`invalid_payment_signature`).
- *  7. The authorization's claim row, if any: bound to another resource → 402
- *     `payment_resource_mismatch` (a `settling-unknown` claim too: it stays bound to its resource);
- *     being settled right now → 402 `payment_in_flight` + Retry-After, unless this process journaled
- *     its settlement (recorded now, answered `served_on_retry`) or it has been `settling` for longer
- *     than PAYMENT_SETTLE_TIMEOUT_SECONDS (then decided like a `settling-unknown` one: from the chain,
- *     spent → recorded and served, unspent → verified and settled below); already paid → its
- *     receipt when a request racing this one has just stored it, else 402 `payment_already_used`.
+ *     `payment_requirements_mismatch`; the EIP-3009 typed-data signature
+ *     (`invalid_payment_signature`). The time window (`payment_expired`, `payment_not_yet_valid`)
+ *     is checked right after step 7: a retry of an authorization that moved money is served even
+ *     once its validBefore has passed (its claim decides it); one that did not is refused.
+ *  7. The authorization's claim row, if any (src/payments/claim-decision.ts): bound to another
+ *     resource → 402 `payment_resource_mismatch`; already paid → its receipt when a request racing
+ *     this one has just stored it, else 402 `payment_already_used`; being settled (`settling`) or of
+ *     unknown outcome (`settling-unknown`) → this process's journal, then the chain, at once: spent
+ *     with its transaction → the settlement recorded (idempotent) and served `200` with the receipt
+ *     (`served_on_retry`); spent, no transaction visible → 503 `payment_spent_pending` +
+ *     Retry-After; not spent (or the chain unreadable) → a `settling` claim is 402
+ *     `payment_in_flight` + Retry-After (its message says which) until it has been settling for
+ *     PAYMENT_SETTLE_TIMEOUT_SECONDS, then one retry reopens it and goes on below; a
+ *     `settling-unknown` one goes on below (verified, taken over, settled once).
  *  8. Capacity: `MAX_CONCURRENT_PAID_RUNS` paid handler runs already in this process (first runs and
  *     answers owed on a retry, `inPaidRunSlot`) → 503 `paid_capacity_exhausted` + Retry-After,
  *     before the facilitator is asked (nothing consumed).
  *  9. Facilitator verify → invalid: 402 with its reason; unreachable: 503 `facilitator_unavailable`.
  * 10. handler.validate → 404/422 answered as is, WITHOUT settling: the authorization stays unused.
  * 11. Atomic claim of (network, payer, nonce) (INSERT … ON CONFLICT DO NOTHING) → taken (a race for
- *     one header, here or on another process): the winner's receipt if stored, else 402
- *     `payment_in_flight` + Retry-After (also when verify refused a nonce a claim holds).
+ *     one header, here or on another process; also when verify refused a nonce a claim holds):
+ *     decided like step 7, but never going on: served when the settlement is known, else 402
+ *     `payment_in_flight` + Retry-After.
  * 12. Facilitator settle:
  *     - success → the settlement appended to the journal (fsync), then claim `settled` and receipt
  *       row stored (expires now + RECEIPT_REUSE_SECONDS); if the database does not hold it (the
@@ -46,8 +52,8 @@
  *     - unknown (timeout, 5xx, `settlement_pending`) → claim kept as `settling-unknown`, 503
  *       `facilitator_unavailable`. A retry with the same header for the same resource re-verifies:
  *       if the authorization is still unused on chain the facilitator says valid, the claim is
- *       taken over atomically and settled; otherwise the reconciliation job (reconcile.ts) settles
- *       the claim from the chain and the retry is then served from its receipt.
+ *       taken over atomically and settled; spent, it is recorded from the chain (step 7) and
+ *       served, or by the reconciliation job (reconcile.ts).
  *
  * The database unreachable before settlement (any step) → 503 `database_unavailable` + Retry-After:
  * nothing verified or settled.
@@ -57,17 +63,38 @@
  * (steps, readPayment, replayReceipt, checkLocally, refuseKnownClaim, inPaidRunSlot,
  * verifySettleAndRun, verify, settle, runAndStore), each given the request's `Attempt`; every
  * answer leaves through one place (`finish`), where the outcome of the paid request is recorded.
+ * Files: the header's decoding in payment-header.ts; the request's state and every answer in
+ * attempt.ts; receipts (reuse, answers owed) in receipt-answers.ts; step 7 and race losers in
+ * claim-decision.ts; this file runs the steps, verifies, settles and journals.
  * The paywall knows no web framework: it takes a `PaidRequest` (a standard Request plus the routed
  * parameters) and returns `{status, headers, body}`; the HTTP door mounts it
  * (src/doors/http/routes/reputation.ts). Its SQL is in src/store/payments.ts. Amounts are base-unit
  * strings compared as bigint; no float touches a price.
  */
-import { createHash } from 'node:crypto';
-import { decodePaymentSignatureHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { randomUUID } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import { z } from 'zod';
-import type { PaidContext, PaidHandler, RawPaidRequest } from '../paid/handler.js';
-import { buildChallenge, canonicalResource, paymentRequirements, type QuoteConfig } from './challenge.js';
+import type { PaidHandler } from '../paid/handler.js';
+import {
+  attempt,
+  conflictingHeadersBody,
+  inPaidRunSlot,
+  json,
+  NO_STORE,
+  receiptExpiry,
+  record,
+  type Attempt,
+  type Checked,
+  type Gate,
+  type PaidRequest,
+  type PaidResponse,
+  type PaywallContext,
+  type Presented,
+  type Settlement,
+  paymentsNotConfiguredBody,
+} from './attempt.js';
+import { buildChallenge, canonicalResource, paymentRequirements } from './challenge.js';
+import { raceLoser, refuseKnownClaim } from './claim-decision.js';
+import type { ClaimRepair } from './claim-repairs.js';
 import { requirementMismatch, signatureRejection, timeWindowRejection } from './exact-checks.js';
 import {
   callSettle,
@@ -77,282 +104,31 @@ import {
   SETTLE_UNKNOWN_REASONS,
   type FacilitatorClient,
 } from './facilitator.js';
-import { recordJournaled, type JournalSettlement, type SettlementJournal } from './journal.js';
+import type { JournalSettlement } from './journal.js';
+import { decodePayment, paymentHeader, receiptKeyOf } from './payment-header.js';
 import { matchTier, tierById, type PriceTier } from './pricing.js';
-import { spentOnChain, type AuthorizationReader } from './authorization-state.js';
-import {
-  DATABASE_RETRY_AFTER_SECONDS,
-  databaseUnavailableBody,
-  isDatabaseUnavailable,
-} from '../db/database.js';
+import { replayReceipt, runAndStore } from './receipt-answers.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { logger } from '../log.js';
-import { recordPayment, type PaymentOutcome } from '../metrics.js';
+import { recordPayment } from '../metrics.js';
 import {
   claimAuthorization,
-  findClaim,
-  findReceipt,
-  leaseReceiptRun,
   markClaimUnknown,
   recordSettlement,
   releaseClaim,
-  reopenStaleClaim,
-  storeReceiptAnswer,
   type ClaimKey,
 } from '../store/payments.js';
 
-/** Largest accepted payment header (a real EIP-3009 payload is well under 2 KiB). */
-const MAX_PAYMENT_HEADER_BYTES = 16 * 1024;
-const RETRY_AFTER_SECONDS = 5;
-/** Default of MAX_CONCURRENT_PAID_RUNS. */
-const DEFAULT_MAX_CONCURRENT_PAID_RUNS = 16;
-/** A receipt whose answer is being computed by another request is left to it for this long. */
-const ANSWER_LEASE_SECONDS = 60;
-
-const hex = (n: number) => z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${n}}$`));
-const address = hex(40);
-const uint = z.string().regex(/^\d{1,78}$/);
-
-const paymentPayloadSchema = z.object({
-  x402Version: z.literal(2),
-  accepted: z.object({
-    scheme: z.string().max(64),
-    network: z.string().max(64),
-    asset: z.string().max(128),
-    amount: uint,
-    payTo: z.string().max(128),
-    maxTimeoutSeconds: z.number().int().nonnegative().optional(),
-    extra: z.record(z.string(), z.unknown()).optional(),
-  }),
-  payload: z.object({
-    signature: z.string().regex(/^0x[0-9a-fA-F]{2,4096}$/),
-    authorization: z.object({
-      from: address,
-      to: address,
-      value: uint,
-      validAfter: uint,
-      validBefore: uint,
-      nonce: hex(64),
-    }),
-  }),
-  resource: z.unknown().optional(),
-  extensions: z.record(z.string(), z.unknown()).optional(),
-});
-type DecodedPayment = z.infer<typeof paymentPayloadSchema>;
-
-/** The metric (and whether its `code` label is set) of each final outcome; `verified` and
- * `settling_unknown` are recorded where they happen. */
-const METRIC_OF_OUTCOME: Record<PaidOutcome, [PaymentOutcome, boolean]> = {
-  not_configured: ['refused', true],
-  conflicting_headers: ['refused', true],
-  challenged: ['challenged', false],
-  rejected: ['refused', true],
-  busy: ['refused', true],
-  unavailable: ['facilitator_error', false],
-  invalid_input: ['refused', true],
-  db_unavailable: ['database_unavailable', false],
-  paid: ['settled', false],
-  settled_unserved: ['settled_unserved', false],
-  served_on_retry: ['served_on_retry', false],
-  reused: ['reused', false],
-};
-
-/** How one metered request ended (one value per answer, recorded in the payment metrics). */
-type PaidOutcome =
-  | 'not_configured'
-  | 'conflicting_headers'
-  | 'challenged'
-  | 'rejected'
-  | 'busy'
-  | 'unavailable'
-  | 'invalid_input'
-  | 'db_unavailable'
-  | 'paid'
-  | 'settled_unserved'
-  | 'served_on_retry'
-  | 'reused';
-
-/** What the paywall needs: the paid handlers' context, plus an optional facilitator (tests inject one). */
-interface PaywallContext extends PaidContext {
-  facilitator?: FacilitatorClient;
-  /**
-   * The settlement journal (`serve`: PAYMENT_JOURNAL): every settlement is made durable there before
-   * it is recorded in the database. Absent: a settlement the database cannot record is not
-   * answered 200 (503, and the retry of the same header is served once it is decided).
-   */
-  journal?: SettlementJournal | null;
-  /**
-   * Reads an authorization's state on chain (`serve`: the token's `authorizationState` through the
-   * network's RPC). Absent: a claim of unknown outcome is decided by the facilitator's verify
-   * (valid → settled again, once; nonce used → left to the reconciliation).
-   */
-  readAuthorization?: AuthorizationReader;
-}
-
-/** One metered request, as the door received it (no web framework: the door builds it). */
-interface PaidRequest {
-  /** The request (method, URL, headers); its payment outcome is noted on it for the access log. */
-  request: Request;
-  /**
-   * The path the router routed (without `/v1`): the resource bought and the tier's path. The URL's
-   * path, except for an in-process call routed by a path holding a dot segment, which its URL lost
-   * (src/doors/in-process.ts).
-   */
-  path: string;
-  /** Path parameters as routed, not yet validated. */
-  params: Record<string, string>;
-  /** Query parameters as received; repeated keys keep every value. */
-  query: Record<string, string[]>;
-}
-
-/** The answer to one metered request: the door sends these bytes as they are. */
-interface PaidResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export { paymentsNotConfiguredBody };
+export type { PaywallContext };
 
 export interface Paywall {
   /** Answers one metered request end to end (challenge, payment, handler). */
   handle<I>(req: PaidRequest, handler: PaidHandler<I>): Promise<PaidResponse>;
 }
 
-/** The decoded payment of one request and the keys it is stored under. */
-interface Presented {
-  header: string;
-  decoded: DecodedPayment;
-  receiptKey: string;
-}
-
-/** A payment that passed the local checks: the requirement it pays and its claim key. */
-interface Checked extends Presented {
-  requirement: PaymentRequirements;
-  claimKey: ClaimKey;
-}
-
-const NO_STORE = { 'Cache-Control': 'no-store' };
-
-/** The payment metric of a final outcome, noted on the request too (the access log reads it). */
-function record(request: Request, outcome: PaidOutcome, error?: string): void {
-  const [metric, code] = METRIC_OF_OUTCOME[outcome];
-  recordPayment(metric, code ? (error ?? outcome) : undefined, { req: { raw: request } });
-}
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}): PaidResponse {
-  return { status, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
-}
-
-function sha256(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
-}
-
-/**
- * The payment header of a request: `X-PAYMENT` (contract) or x402 v2 `PAYMENT-SIGNATURE`; both with
- * different values is a conflict (never guess which one the client meant).
- */
-function paymentHeader(request: Request): { header?: string; conflict: boolean } {
-  const norm = (v: string | null) => (v === null || v.trim() === '' ? undefined : v.trim());
-  const x = norm(request.headers.get('x-payment'));
-  const s = norm(request.headers.get('payment-signature'));
-  if (x !== undefined && s !== undefined && x !== s) return { conflict: true };
-  return { header: x ?? s, conflict: false };
-}
-
-/** The decoded payload, or why it is not one (never a 500 for hostile input). */
-function decodePayment(
-  header: string,
-): { ok: true; decoded: DecodedPayment } | { ok: false; reason: string } {
-  if (header.length > MAX_PAYMENT_HEADER_BYTES)
-    return { ok: false, reason: 'the payment header is too large' };
-  try {
-    const parsed = paymentPayloadSchema.safeParse(decodePaymentSignatureHeader(header));
-    if (!parsed.success)
-      return { ok: false, reason: 'the payment header is not an x402 v2 exact EIP-3009 payload' };
-    return { ok: true, decoded: parsed.data };
-  } catch {
-    return { ok: false, reason: 'the payment header is not base64-encoded JSON' };
-  }
-}
-
-function facilitatorUnavailableBody(message?: string) {
-  return {
-    error: 'facilitator_unavailable',
-    message:
-      message ??
-      'The payment facilitator could not be reached. Your authorization was NOT used: retry the identical request with the SAME X-PAYMENT after Retry-After; never re-sign.',
-    retryable: true,
-    retry_after_seconds: RETRY_AFTER_SECONDS,
-  };
-}
-
-/** `settled`: the payment was settled already and its answer is owed (served on a retry). */
-function paidCapacityBody(settled: boolean) {
-  return {
-    error: 'paid_capacity_exhausted',
-    message: settled
-      ? 'Your payment was settled (X-Payment-Receipt), but too many paid requests are being answered right now to prepare its answer. Retry the identical request with the SAME X-PAYMENT after Retry-After: it is answered then, with no new charge; never re-sign.'
-      : 'Too many paid requests are being answered right now. Nothing was verified, settled or charged: retry the identical request with the SAME X-PAYMENT after Retry-After; never re-sign.',
-    retryable: true,
-    retry_after_seconds: RETRY_AFTER_SECONDS,
-  };
-}
-
-function conflictingHeadersBody() {
-  return {
-    error: 'conflicting_payment_headers',
-    message:
-      'Both X-PAYMENT and PAYMENT-SIGNATURE were sent, with different values: send the payment in one of them (or the same value in both). Nothing was verified or charged.',
-    retryable: false,
-  };
-}
-
-export function paymentsNotConfiguredBody() {
-  return {
-    error: 'payments_not_configured',
-    message:
-      'Metered routes are closed: the operator has not set TREASURY_ADDRESS, so no payment can be quoted or accepted. Nothing was charged. The free routes keep answering.',
-    retryable: false,
-  };
-}
-
-/** A settlement as the answer reports it. */
-interface Settlement {
-  transaction: string;
-  network: string;
-  payer: string | null;
-}
-
-/** The receipt and x402 settle-response headers of a settled payment. */
-function settlementHeaders(s: Settlement): Record<string, string> {
-  const settlement = paymentResponseHeader(s);
-  return {
-    'X-Payment-Receipt': s.transaction,
-    'PAYMENT-RESPONSE': settlement,
-    'X-PAYMENT-RESPONSE': settlement,
-    'Access-Control-Expose-Headers':
-      'PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, X-Payment-Receipt, X-Payment-Reused',
-  };
-}
-
-/** The x402 settle response of a settled payment, as the base64 `PAYMENT-RESPONSE` header value. */
-function paymentResponseHeader(s: Settlement): string {
-  const response: SettleResponse = {
-    success: true,
-    transaction: s.transaction,
-    network: s.network as SettleResponse['network'],
-    ...(s.payer ? { payer: s.payer } : {}),
-  };
-  return encodePaymentResponseHeader(response);
-}
-
 /** Paid runs in flight, per context (every paywall of one process shares it). */
-const inFlight = new WeakMap<PaywallContext, { active: number }>();
-
-/** What every step of one paywall shares: the context, its facilitator and its paid-run slots. */
-interface Gate {
-  ctx: PaywallContext;
-  facilitator: () => FacilitatorClient;
-  capacity: { active: number };
-}
+const runSlots = new WeakMap<PaywallContext, { active: number }>();
 
 /**
  * The paywall of a context: `handle` prices the request, then runs the named steps below (module
@@ -362,10 +138,10 @@ export function createPaywall(ctx: PaywallContext): Paywall {
   let httpFacilitator: FacilitatorClient | null = null;
   const facilitator = (): FacilitatorClient =>
     ctx.facilitator ?? (httpFacilitator ??= createHttpFacilitator(ctx.config.facilitatorUrl));
-  let slots = inFlight.get(ctx);
-  if (!slots) inFlight.set(ctx, (slots = { active: 0 }));
+  let slots = runSlots.get(ctx);
+  if (!slots) runSlots.set(ctx, (slots = { active: 0 }));
   const capacity = slots;
-  const gate: Gate = { ctx, facilitator, capacity };
+  const gate: Gate = { ctx, facilitator, capacity, chainReads: new Map() };
 
   /**
    * One metered request: the steps below, in the contract's order. Each step answers (a
@@ -419,186 +195,14 @@ async function steps(a: Attempt): Promise<PaidResponse> {
   if (!('claimKey' in checked)) return checked;
   const known = await refuseKnownClaim(a, checked);
   if (known) return known;
+  // After the claim: an authorization that moved money is served even once its window has
+  // closed; one that did not can no longer be settled.
+  const auth = checked.decoded.payload.authorization;
+  const window = timeWindowRejection(auth, a.now);
+  if (window) return a.reject(window.error, window.reason);
   // Capacity: refused before anything is verified or settled.
   return inPaidRunSlot(a, () => verifySettleAndRun(a, checked));
 }
-
-/**
- * Runs `run` in one of this process's paid-run slots (MAX_CONCURRENT_PAID_RUNS): every paid handler
- * run holds one, the first run of a payment (verify, settle, run) and an answer owed on a retry
- * (computed from its receipt) alike. A request that already holds a slot keeps it (a race loser
- * served from the winner's receipt inside verifySettleAndRun); none free → 503
- * `paid_capacity_exhausted` + Retry-After, and nothing is consumed (retry the same header). Taking
- * and giving back a slot are synchronous, so no two requests take the last one.
- */
-async function inPaidRunSlot(a: Attempt, run: () => Promise<PaidResponse>): Promise<PaidResponse> {
-  if (a.holdsSlot) return run();
-  const max = a.ctx.config.maxConcurrentPaidRuns ?? DEFAULT_MAX_CONCURRENT_PAID_RUNS;
-  if (a.capacity.active >= max) return a.busy();
-  a.capacity.active += 1;
-  a.holdsSlot = true;
-  try {
-    return await run();
-  } finally {
-    a.capacity.active -= 1;
-    a.holdsSlot = false;
-  }
-}
-
-/** PAYMENT_SETTLE_TIMEOUT_SECONDS: how long a claim may stay `settling` before a retry decides it. */
-const settleTimeout = (ctx: PaywallContext) => ctx.config.paymentSettleTimeoutSeconds;
-
-/** The per-request state and the answers every step may give (each records its outcome once). */
-function attempt<I>(
-  gate: Gate,
-  req: PaidRequest,
-  handler: PaidHandler<I>,
-  tier: PriceTier,
-  resource: string,
-  treasury: string,
-) {
-  const { ctx } = gate;
-  const quote: QuoteConfig = {
-    treasuryAddress: treasury,
-    facilitatorUrl: ctx.config.facilitatorUrl,
-    paymentAssetOverrides: ctx.config.paymentAssetOverrides,
-  };
-  const raw: RawPaidRequest = { params: req.params, query: req.query, tier: tier.id };
-  const a = {
-    ...gate,
-    req,
-    raw,
-    handler,
-    tier,
-    resource,
-    quote,
-    now: ctx.now(),
-    /**
-     * The settlement of this authorization once it is known to have moved money (settled now, or
-     * found in a receipt, the journal or on chain): a failure after that point answers
-     * `settled_unserved` with its receipt, never "nothing was charged".
-     */
-    settled: null as Settlement | null,
-    /** Whether this request holds one of the process's paid-run slots (inPaidRunSlot). */
-    holdsSlot: false,
-    /** Every answer leaves through here: the outcome is recorded once, with the answer. */
-    finish(outcome: PaidOutcome, res: PaidResponse, error?: string): PaidResponse {
-      record(req.request, outcome, error);
-      return res;
-    },
-    verified(): void {
-      recordPayment('verified', undefined, { req: { raw: req.request } });
-    },
-    /** 402: a fresh challenge carrying why this payment was refused. */
-    reject(code: string, reason: string, retry?: { nextAction: string; afterSeconds: number }): PaidResponse {
-      const ch = buildChallenge({
-        tier,
-        resource,
-        config: quote,
-        params: raw.params,
-        error: code,
-        reason,
-        ...(retry ? { retryable: true, nextAction: retry.nextAction } : {}),
-      });
-      const headers = retry ? { ...ch.headers, 'Retry-After': String(retry.afterSeconds) } : ch.headers;
-      return a.finish('rejected', json(402, ch.body, headers), code);
-    },
-    /**
-     * 503 `paid_capacity_exhausted`: every paid-run slot is taken. Before settlement nothing was
-     * verified or settled; for a settled payment whose answer is owed, the answer names its receipt
-     * (the retry of the same header is served, never charged again).
-     */
-    busy(): PaidResponse {
-      const s = a.settled;
-      return a.finish(
-        'busy',
-        json(503, paidCapacityBody(s !== null), {
-          'Retry-After': String(RETRY_AFTER_SECONDS),
-          ...(s ? settlementHeaders(s) : {}),
-          ...NO_STORE,
-        }),
-        'paid_capacity_exhausted',
-      );
-    },
-    /** 503 `facilitator_unavailable`: nothing was consumed, retry the same header. */
-    unavailable(): PaidResponse {
-      return a.finish(
-        'unavailable',
-        json(503, facilitatorUnavailableBody(), {
-          'Retry-After': String(RETRY_AFTER_SECONDS),
-          ...NO_STORE,
-        }),
-        'facilitator_unavailable',
-      );
-    },
-    /** The handler's 404/422, answered as is (nothing settled). */
-    refused(status: 404 | 422, body: unknown): PaidResponse {
-      return a.finish('invalid_input', json(status, body));
-    },
-    /** A paid answer: the exact bytes, with the receipt and the x402 settlement headers. */
-    paidAnswer(
-      text: string,
-      status: number,
-      s: Settlement,
-      outcome: 'paid' | 'reused' | 'served_on_retry',
-    ): PaidResponse {
-      return a.finish(outcome, {
-        status,
-        body: text,
-        headers: {
-          'Content-Type': 'application/json',
-          ...settlementHeaders(s),
-          'X-Payment-Reused': outcome === 'reused' ? 'true' : 'false',
-          ...NO_STORE,
-        },
-      });
-    },
-    /** 503 `database_unavailable` before anything was verified or settled. */
-    dbUnavailable(): PaidResponse {
-      return a.finish(
-        'db_unavailable',
-        json(503, databaseUnavailableBody(), {
-          'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
-          ...NO_STORE,
-        }),
-      );
-    },
-    /**
-     * 503: settled (the money moved) but the answer could not be produced now. The retry of the
-     * same header is served (from the receipt, the journal or the chain), never charged again.
-     */
-    settledUnserved(s: Settlement): PaidResponse {
-      logger('paywall').warn(
-        { outcome: 'settled_unserved', tx: s.transaction, network: s.network },
-        'settled but not served: the retry of the same header will be',
-      );
-      return a.finish(
-        'settled_unserved',
-        json(
-          503,
-          databaseUnavailableBody(
-            'Your payment was settled (X-Payment-Receipt), but the answer could not be prepared: the database is unreachable. Retry the identical request with the SAME X-PAYMENT after Retry-After: it is answered then, with no new charge; never re-sign.',
-          ),
-          {
-            'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS),
-            ...settlementHeaders(s),
-            ...NO_STORE,
-          },
-        ),
-      );
-    },
-    /** 402 `payment_in_flight`: the same authorization is being settled or decided; retry it. */
-    inFlight(reason = 'this authorization is being settled by another request right now'): PaidResponse {
-      return a.reject('payment_in_flight', reason, {
-        nextAction:
-          'Another request is settling this very authorization for this resource. Retry the identical request with the SAME X-PAYMENT after Retry-After: once it has settled, its receipt serves this resource; never re-sign meanwhile.',
-        afterSeconds: RETRY_AFTER_SECONDS,
-      });
-    },
-  };
-  return a;
-}
-type Attempt = ReturnType<typeof attempt>;
 
 /** Steps 2–4: the payment header → conflict (400), none (402 challenge), undecodable (402), or decoded. */
 async function readPayment(a: Attempt): Promise<Presented | PaidResponse> {
@@ -621,64 +225,10 @@ async function readPayment(a: Attempt): Promise<Presented | PaidResponse> {
   }
   const d = decodePayment(header);
   if (!d.ok) return a.reject('invalid_payment_header', d.reason);
-  return { header, decoded: d.decoded, receiptKey: sha256(`${header}\n${a.resource}`) };
+  return { header, decoded: d.decoded, receiptKey: receiptKeyOf(header, a.resource) };
 }
 
-/** Step 5: the same header for the byte-identical resource, unexpired → the stored answer. */
-async function replayReceipt(a: Attempt, p: Presented): Promise<PaidResponse | null> {
-  const receipt = await findReceipt(a.ctx.db, p.receiptKey, a.now);
-  if (!receipt || receipt.resource !== a.resource) return null;
-  return serveReceipt(a, p.receiptKey, receipt);
-}
-
-/**
- * The answer of a settled payment from its receipt: the stored bytes (`reused`), or, when the
- * paid run never stored them (the answer is still owed: the run failed after settling, or the
- * settlement was recorded later from the journal or the chain), computed now (`served_on_retry`).
- */
-async function serveReceipt(
-  a: Attempt,
-  receiptKey: string,
-  receipt: NonNullable<Awaited<ReturnType<typeof findReceipt>>>,
-): Promise<PaidResponse> {
-  const settlement = { transaction: receipt.settlement_tx, network: receipt.network, payer: receipt.payer };
-  a.settled = settlement;
-  // Stored bytes: replayed as they are, outside the paid-run slots (no handler runs: one
-  // primary-key read, as cheap as a free answer, and refusing it would keep a paid answer from
-  // its buyer for nothing).
-  if (receipt.body !== null)
-    return a.paidAnswer(receipt.body, Number(receipt.body_status ?? 200), settlement, 'reused');
-  // The answer is owed: the handler runs, in a paid-run slot like a first run (taken before the
-  // lease, so a refusal leaves the lease free for the retry).
-  return inPaidRunSlot(a, async () => {
-    // Compute it once, under a lease, so concurrent replays never run it twice.
-    const staleBefore = new Date(a.now.getTime() - ANSWER_LEASE_SECONDS * 1000);
-    if (!(await leaseReceiptRun(a.ctx.db, receiptKey, a.now, staleBefore))) {
-      return a.reject(
-        'payment_in_flight',
-        'the answer paid by this authorization is being computed by another request right now',
-        {
-          nextAction:
-            'Retry the identical request with the SAME X-PAYMENT after Retry-After: the paid answer is being prepared and will be served from its receipt; never re-sign meanwhile.',
-          afterSeconds: RETRY_AFTER_SECONDS,
-        },
-      );
-    }
-    const v = await a.handler.validate(a.ctx, a.raw);
-    if (!v.ok) return a.refused(v.status, v.body);
-    const out = await runAndStore(a.ctx, a.handler, v.input, receiptKey, receipt.settlement_tx);
-    return a.paidAnswer(out.text, out.status, settlement, 'served_on_retry');
-  });
-}
-
-/** Serves the receipt of a settlement just recorded (journal, chain) to the buyer's retry. */
-async function serveOwed(a: Attempt, receiptKey: string): Promise<PaidResponse> {
-  const receipt = await findReceipt(a.ctx.db, receiptKey, a.now);
-  if (!receipt || receipt.resource !== a.resource) return a.inFlight();
-  return serveReceipt(a, receiptKey, receipt);
-}
-
-/** Step 6: requirement, resource, time window, signature; no network. */
+/** Step 6: requirement, resource, signature; no network (the time window is checked after step 7). */
 async function checkLocally(a: Attempt, p: Presented): Promise<Checked | PaidResponse> {
   const { decoded } = p;
   const auth = decoded.payload.authorization;
@@ -692,140 +242,13 @@ async function checkLocally(a: Attempt, p: Presented): Promise<Checked | PaidRes
     );
   }
   const local =
-    requirementMismatch(decoded, requirement, a.resource) ??
-    timeWindowRejection(auth, a.now) ??
-    (await signatureRejection(decoded, requirement));
+    requirementMismatch(decoded, requirement, a.resource) ?? (await signatureRejection(decoded, requirement));
   if (local) return a.reject(local.error, local.reason);
   return {
     ...p,
     requirement,
     claimKey: [requirement.network, auth.from.toLowerCase(), auth.nonce.toLowerCase()],
   };
-}
-
-/** Step 7: an authorization already claimed → refused, unless its settle outcome is unknown. */
-async function refuseKnownClaim(a: Attempt, p: Checked): Promise<PaidResponse | null> {
-  const known = await findClaim(a.ctx.db, p.claimKey, settleTimeout(a.ctx));
-  if (!known) return null;
-  if (known.resource !== a.resource) {
-    return a.reject(
-      'payment_resource_mismatch',
-      'this authorization was presented for a different resource; a receipt never unlocks another resource',
-    );
-  }
-  let status = known.status;
-  if (status === 'settling') {
-    // Settled by this process (journaled) but never recorded: record it now and serve it.
-    const journaled = await a.ctx.journal?.find(p.claimKey).catch((err: unknown) => {
-      logger('paywall').error(
-        { err: (err as Error).message, journal: a.ctx.journal?.path },
-        'could not read the settlement journal',
-      );
-      return undefined;
-    });
-    if (journaled) {
-      a.settled = { transaction: journaled.tx, network: journaled.network, payer: journaled.payer };
-      await recordJournaled(a.ctx.db, journaled, receiptExpiry(a));
-      await a.ctx.journal!.recorded(p.claimKey).catch(() => undefined);
-      logger('paywall').info(
-        { outcome: 'reconciled', tx: journaled.tx, source: 'journal' },
-        'settlement recorded from the journal on a retry',
-      );
-      recordPayment('reconciled');
-      return serveOwed(a, journaled.receipt_key);
-    }
-    if (!known.stale) return a.inFlight();
-    // Stuck past the settle timeout: its process died or lost its database. One retry reopens
-    // it and decides it below; concurrent ones answer in flight.
-    if (!(await reopenStaleClaim(a.ctx.db, p.claimKey, settleTimeout(a.ctx)))) return a.inFlight();
-    status = 'settling-unknown';
-  }
-  if (status === 'settling-unknown') return decideUnknown(a, p, known);
-  // Settled: by a request that raced this one (its receipt was stored after step 5 looked), its
-  // receipt serves this header; otherwise the receipt is gone and the authorization is spent.
-  return (
-    (await replayReceipt(a, p)) ??
-    a.reject(
-      'payment_already_used',
-      'this authorization has already paid one call and its receipt is no longer reusable',
-    )
-  );
-}
-
-function receiptExpiry(a: Attempt): Date {
-  return new Date(a.now.getTime() + a.ctx.config.receiptReuseSeconds * 1000);
-}
-
-/**
- * A claim whose settlement outcome is unknown, decided from the chain when this context can read
- * it (`spentOnChain`, the decision the reconciliation makes too): spent → the settlement is
- * recorded and the retry served (no new charge); spent with no transaction visible → in flight
- * (the reconciliation records it once the transaction shows); unspent → null (the request goes on:
- * verified, the claim taken over, settled once). Without a chain reader, or when the chain cannot
- * be read, null too: the facilitator's verify decides (see verifySettleAndRun).
- */
-async function decideUnknown(
-  a: Attempt,
-  p: Checked,
-  known: { settlement_tx: string | null; receipt_key: string | null },
-): Promise<PaidResponse | null> {
-  if (!a.ctx.readAuthorization) return null;
-  const [network, payer, nonce] = p.claimKey;
-  const spent = await spentOnChain(
-    a.ctx.readAuthorization,
-    { network, asset: p.requirement.asset, payer, nonce },
-    known.settlement_tx,
-  );
-  if (spent.kind === 'unreadable') {
-    logger('paywall').warn(
-      { err: spent.error, network },
-      'could not read the authorization state on chain; the facilitator decides',
-    );
-    return null;
-  }
-  if (spent.kind === 'unspent') {
-    logger('paywall').info({ outcome: 'released', network }, 'unknown settlement found unspent on chain');
-    recordPayment('released');
-    return null;
-  }
-  if (spent.kind === 'spent_tx_unknown')
-    return a.inFlight('this authorization was spent on chain; its settlement is being reconciled');
-  const { tx } = spent;
-  const receiptKey = known.receipt_key ?? p.receiptKey;
-  a.settled = { transaction: tx, network, payer };
-  await recordSettlement(a.ctx.db, {
-    claimKey: p.claimKey,
-    receiptKey,
-    resource: a.resource,
-    amount: p.requirement.amount,
-    tx,
-    payer,
-    expires: receiptExpiry(a),
-    runStartedAt: null,
-  });
-  logger('paywall').info(
-    { outcome: 'reconciled', tx, network, source: 'chain' },
-    'unknown settlement found spent on chain: recorded, the retry is served',
-  );
-  recordPayment('reconciled');
-  return serveOwed(a, receiptKey);
-}
-
-/**
- * A request that lost the race for its authorization (another request claimed or settled it):
- * served from the receipt when the winner has stored one, else `payment_in_flight` (retry the
- * same header), never `payment_already_used`. Null when no claim for this resource exists.
- */
-async function raceLoser(a: Attempt, p: Checked): Promise<PaidResponse | null> {
-  const claim = await findClaim(a.ctx.db, p.claimKey, settleTimeout(a.ctx));
-  if (!claim) return null;
-  if (claim.resource !== a.resource) {
-    return a.reject(
-      'payment_resource_mismatch',
-      'this authorization was presented for a different resource; a receipt never unlocks another resource',
-    );
-  }
-  return (await replayReceipt(a, p)) ?? a.inFlight();
 }
 
 /** Steps 9–12: verify, validate (a refused input consumes nothing), claim, settle, run, store. */
@@ -849,11 +272,18 @@ async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse>
   if (!v.ok) return a.refused(v.status, v.body);
 
   const auth = decoded.payload.authorization;
-  const claimed = await claimAuthorization(a.ctx.db, claimKey, {
-    resource: a.resource,
-    amount: requirement.amount,
-    receiptKey,
-    validBefore: auth.validBefore,
+  const held: Held = { key: claimKey, token: randomUUID() };
+  let claimed = false;
+  // The INSERT may commit as the connection drops: this request then never settles it, and the
+  // claim is released once the database answers again (not left to the settle timeout).
+  await orRepairLater(a, held, 'release', async () => {
+    claimed = await claimAuthorization(a.ctx.db, claimKey, {
+      resource: a.resource,
+      amount: requirement.amount,
+      receiptKey,
+      validBefore: auth.validBefore,
+      token: held.token,
+    });
   });
   if (!claimed) {
     return (
@@ -862,7 +292,7 @@ async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse>
     );
   }
 
-  const settled = await settle(a, payload, requirement, claimKey);
+  const settled = await settle(a, payload, requirement, held);
   if (!('transaction' in settled)) return settled;
 
   // The money has moved: from here on every answer says so (never `verified`, never a bare 500).
@@ -901,7 +331,11 @@ async function verifySettleAndRun(a: Attempt, p: Checked): Promise<PaidResponse>
         : 'settled but could not record the settlement: the chain will decide it on a retry',
     );
   }
-  if (recorded && journaled) await a.ctx.journal!.recorded(claimKey).catch(() => undefined);
+  if (journaled) {
+    // Unrecorded: this process's journal replay records it as soon as the database answers again.
+    if (recorded) await a.ctx.journal!.recorded(claimKey).catch(() => undefined);
+    else a.ctx.journal!.unrecorded(claimKey);
+  }
   // Never 200 without the receipt row: the answer's bytes are kept with it, so a reuse of the
   // header replays them. Unrecorded, the retry is served (from the journal or the chain).
   if (!recorded) return a.settledUnserved(settlement);
@@ -960,26 +394,26 @@ async function settle(
   a: Attempt,
   payload: PaymentPayload,
   requirement: PaymentRequirements,
-  claimKey: ClaimKey,
+  held: Held,
 ): Promise<SettleResponse | PaidResponse> {
   let settled;
   try {
     settled = await callSettle(a.facilitator(), payload, requirement);
   } catch (err) {
     if (err instanceof FacilitatorUnavailableError) {
-      if (err.failure === 'not_sent') await releaseClaim(a.ctx.db, claimKey);
-      else await markUnknown(a.ctx, claimKey);
+      if (err.failure === 'not_sent') await release(a, held);
+      else await markUnknown(a, held);
       return a.unavailable();
     }
-    await markUnknown(a.ctx, claimKey);
+    await markUnknown(a, held);
     throw err;
   }
   if (settled.success) return settled;
   if (SETTLE_UNKNOWN_REASONS.has(settled.errorReason ?? '')) {
-    await markUnknown(a.ctx, claimKey, settled.transaction || null);
+    await markUnknown(a, held, settled.transaction || null);
     return a.unavailable();
   }
-  await releaseClaim(a.ctx.db, claimKey);
+  await release(a, held);
   return a.reject(
     safeCode(settled.errorReason, 'settlement_failed'),
     settled.errorMessage?.slice(0, 300) ??
@@ -990,32 +424,34 @@ async function settle(
   );
 }
 
-async function markUnknown(ctx: PaywallContext, key: ClaimKey, tx: string | null = null): Promise<void> {
-  recordPayment('settling_unknown');
-  await markClaimUnknown(ctx.db, key, tx);
+/** A claim this request holds: its key and the token written with it. */
+interface Held {
+  key: ClaimKey;
+  token: string;
 }
 
 /**
- * Runs the handler and stores its answer's bytes on the receipt (first writer wins: a concurrent
- * writer's stored bytes are served instead, so every reuse sees one answer).
+ * Runs a write on this request's claim; the database gone meanwhile, the claim is noted for repair
+ * once it answers again (claim-repairs.ts: only this claim, by its token), then the error goes on.
  */
-async function runAndStore<I>(
-  ctx: PaywallContext,
-
-  handler: PaidHandler<I>,
-  input: I,
-  receiptKey: string,
-  tx: string,
-): Promise<{ text: string; status: number }> {
-  const out = await handler.run(ctx, input, { receipt: tx });
-  const text = JSON.stringify(out.body);
+async function orRepairLater(a: Attempt, held: Held, repair: ClaimRepair, write: () => Promise<unknown>) {
   try {
-    const earlier = await storeReceiptAnswer(ctx.db, receiptKey, text, out.status);
-    if (earlier) return earlier;
+    await write();
   } catch (err) {
-    logger('paywall').error({ err, tx }, 'could not store the paid answer');
+    if (isDatabaseUnavailable(err)) a.ctx.claimRepairs?.add(held.key, held.token, repair);
+    throw err;
   }
-  return { text, status: out.status };
+}
+
+/** Drops the claim of a settle refused or never sent (nothing was charged). */
+function release(a: Attempt, held: Held): Promise<void> {
+  return orRepairLater(a, held, 'release', () => releaseClaim(a.ctx.db, held.key));
+}
+
+/** The claim of a settle whose outcome is unknown becomes `settling-unknown`. */
+function markUnknown(a: Attempt, held: Held, tx: string | null = null): Promise<void> {
+  recordPayment('settling_unknown');
+  return orRepairLater(a, held, 'unknown', () => markClaimUnknown(a.ctx.db, held.key, tx));
 }
 
 /**

@@ -4,7 +4,7 @@
  * indexed agent declares it: nothing is curated, mapped or invented. Self-declared, never verified.
  */
 import type { Queryable } from '../db/database.js';
-import { round6 } from '../scoring/index.js';
+import { round6Ratio } from '../scoring/index.js';
 import { byCodeUnit, UNKNOWN_TYPE } from './stats.js';
 
 export interface Category {
@@ -58,7 +58,7 @@ export async function readCategories(db: Queryable): Promise<CategoryCatalog> {
     coverage: {
       categorized_agents: categorized,
       total_agents: total,
-      share: total > 0 ? round6(categorized / total) : null,
+      share: total > 0 ? round6Ratio(categorized, total) : null,
     },
   };
 }

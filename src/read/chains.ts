@@ -5,7 +5,7 @@
  */
 import type { ChainConfig } from '../chains.js';
 import type { Queryable } from '../db/database.js';
-import { meanFromAggregate, round6 } from '../scoring/index.js';
+import { meanFromAggregate, round6Ratio } from '../scoring/index.js';
 import { chainScanRows, staleHours } from './health.js';
 
 export const CHAIN_DAYS = { default: 90, min: 1, max: 365 } as const;
@@ -127,7 +127,7 @@ export async function readChainStats(
       orphan_ratings: Math.max(0, ratings - num(o?.attributed)),
       facets: facetsBy.get(ch.network) ?? 0,
       avg_value: eligible > 0 ? meanFromAggregate(o?.eligible_sum ?? null, eligible) : null,
-      ratings_per_agent: agents > 0 ? round6(ratings / agents) : null,
+      ratings_per_agent: agents > 0 ? round6Ratio(ratings, agents) : null,
       first_rating_day: d?.first_day ?? null,
       last_rating_day: d?.last_day ?? null,
       last_scanned_block: last,

@@ -4,7 +4,7 @@
  * Every order is decided here in code-unit order, so it is the same on every database collation.
  */
 import type { Queryable } from '../db/database.js';
-import { round6 } from '../scoring/index.js';
+import { round6, round6Ratio } from '../scoring/index.js';
 
 const num = (v: unknown): number => Number(v ?? 0);
 
@@ -123,7 +123,7 @@ export async function readTypeBreakdown(db: Queryable): Promise<TypeBreakdown> {
     total_agents: total,
     declared_agents: total - unknown,
     unknown_agents: unknown,
-    unknown_share: total > 0 ? round6(unknown / total) : null,
+    unknown_share: total > 0 ? round6Ratio(unknown, total) : null,
     types,
   };
 }

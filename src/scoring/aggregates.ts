@@ -7,10 +7,10 @@
  * (the agent's CURRENT owner), exactly as classifyRating does.
  */
 import { normalizeAddress, sameAddress } from './address.js';
-import { DecimalSum, formatDecimal, meanOfSum, parseDecimal, type ExactDecimal } from './decimal.js';
-import { round6 } from './display.js';
+import { DecimalSum, formatDecimal, parseDecimal, type ExactDecimal } from './decimal.js';
+import { round6Ratio } from './display.js';
 import { finishFacets, newFacetAcc, type Facet, type FacetAcc, type FacetIndexMeans } from './facets.js';
-import type { RaterChain, RaterStats } from './rater.js';
+import { stddevOfSums, type RaterChain, type RaterStats } from './rater.js';
 import {
   addEligible,
   agentIdsOf,
@@ -236,8 +236,7 @@ export function raterStatsFromAggregates(
     const bn = BigInt(n);
     const a = bn * sumSq.units * 10n ** BigInt(scale - sumSq.scale);
     const b = s1.units * s1.units * 10n ** BigInt(scale - 2 * s1.scale);
-    const variance = meanOfSum({ units: a - b, scale }, bn * bn) ?? 0;
-    stddev = round6(Math.sqrt(Math.max(0, variance)));
+    stddev = stddevOfSums(a - b, scale, bn);
   }
   const iso = (d: Date | null) => (d !== null && Number.isFinite(d.getTime()) ? d.toISOString() : null);
   return {
@@ -247,9 +246,9 @@ export function raterStatsFromAggregates(
     eligible_count: n,
     self_ratings: self,
     distinct_subjects: subjects.size,
-    value_avg: round6(sum.mean()),
+    value_avg: sum.mean6(),
     value_stddev: stddev,
-    top_subject_share: active === 0 ? null : round6(top / active),
+    top_subject_share: active === 0 ? null : round6Ratio(top, active),
     first_rating_at: iso(firstAt),
     last_rating_at: iso(lastAt),
     per_chain: [...chains.entries()]

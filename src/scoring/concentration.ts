@@ -1,6 +1,6 @@
 /** Concentration signals: advisory, never move a score. */
 import { normalizeAddress } from './address.js';
-import { round6 } from './display.js';
+import { round6Ratio } from './display.js';
 
 export interface Concentration {
   /** Distinct raters behind the eligible ratings (EVM addresses compared case-insensitively). */
@@ -50,7 +50,7 @@ export function concentrationFromCounts(
   return {
     distinct_raters: distinct,
     top_client: top,
-    top_client_share: top === null ? null : round6(topN / total),
+    top_client_share: top === null ? null : round6Ratio(topN, total),
     top_client_ratings: top === null ? null : topN,
   };
 }

@@ -1,9 +1,11 @@
 /**
  * Exact decimal arithmetic for rating values. Values arrive as decimal strings (NUMERIC from the
  * database, e.g. "87.5", "-3", "100.000000000000000001"); domain checks and sums are exact
- * (bigint), and a float appears only at the last step of a mean.
+ * (bigint). A served mean is the exact quotient rounded once to six decimals (`mean6`,
+ * `meanOfSum6`, rational.ts); `meanOfSum` (the nearest double) is for what is not served as is.
  */
 import { SCORE_DOMAIN } from './policies.js';
+import { fromScaled, halfUpDiv, microsNumber, quotient6, type Rational } from './rational.js';
 
 /** value = units / 10^scale, scale >= 0. */
 export interface ExactDecimal {
@@ -187,6 +189,30 @@ function exactQuotientMean(sum: ExactDecimal, count: number | bigint): number | 
   return units / den;
 }
 
+/** The exact value of a decimal as a rational. */
+export function decimalRational(d: ExactDecimal): Rational {
+  return fromScaled(d.units, d.scale);
+}
+
+/** The exact value a number is written as (its shortest round-trip form): 62.653776, 0.25 = 1/4. */
+export function numberRational(x: number): Rational {
+  const d = toExactDecimal(x);
+  if (d === null) throw new RangeError(`not a finite number: ${x}`);
+  return decimalRational(d);
+}
+
+/** sum / count, exactly, rounded once to six decimals (half up); null when count is 0. */
+export function meanOfSum6(sum: ExactDecimal, count: number | bigint): number | null {
+  const n = BigInt(count);
+  if (n <= 0n) return null;
+  // Millionths: sum·10^6 / count, in plain numbers when every figure is a safe integer.
+  if (sum.scale <= 6 && sum.units <= MAX_SAFE_UNITS && sum.units >= -MAX_SAFE_UNITS) {
+    const m = halfUpDiv(Number(sum.units) * POW10_DOUBLE[6 - sum.scale]!, Number(n));
+    if (m !== null) return microsNumber(m);
+  }
+  return quotient6(sum.units, n * 10n ** BigInt(sum.scale));
+}
+
 /** Accumulates exact sums; cheap enough for a few hundred thousand values. */
 export class DecimalSum {
   private units = 0n;
@@ -221,5 +247,10 @@ export class DecimalSum {
   /** Mean as the nearest double, null when empty. */
   mean(): number | null {
     return meanOfSum(this.sum, this.count);
+  }
+
+  /** The served mean: the exact quotient rounded once to six decimals (half up); null when empty. */
+  mean6(): number | null {
+    return meanOfSum6(this.sum, this.count);
   }
 }

@@ -7,7 +7,7 @@
 import { normalizeAddress } from './address.js';
 import { classifyParsed } from './classify.js';
 import { DecimalSum, parseDecimal } from './decimal.js';
-import { round6 } from './display.js';
+import { differenceOfServed, round6 } from './display.js';
 
 interface FacetRating {
   tag1: string;
@@ -93,7 +93,7 @@ export function facetList(
 /** Facets from accumulated classes per raw tag1, ordered by volume (see `facetList`). */
 export function finishFacets(byTag: ReadonlyMap<string, FacetAcc>, indexMeans?: FacetIndexMeans): Facet[] {
   const rows = [...byTag.entries()].map(([tag1, acc]) => {
-    const score = round6(acc.sum.mean());
+    const score = acc.sum.mean6();
     const index_mean = round6(lookupMean(indexMeans, tag1));
     return {
       total: acc.total,
@@ -106,7 +106,7 @@ export function finishFacets(byTag: ReadonlyMap<string, FacetAcc>, indexMeans?: 
         out_of_domain_count: acc.ood,
         self_rated_count: acc.self,
         index_mean,
-        delta: score === null || index_mean === null ? null : round6(score - index_mean),
+        delta: score === null || index_mean === null ? null : differenceOfServed(score, index_mean),
       } satisfies Facet,
     };
   });

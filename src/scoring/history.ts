@@ -6,7 +6,6 @@
 import { normalizeAddress } from './address.js';
 import { classifyParsed } from './classify.js';
 import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
-import { round6 } from './display.js';
 import { globalScore } from './score.js';
 
 export type HistoryBucket = 'week' | 'month';
@@ -70,7 +69,7 @@ function isDated(d: Date | null): d is Date {
 }
 
 function scoreOf(sums: ReadonlyMap<string, DecimalSum>): number | null {
-  return globalScore([...sums.values()].map((s) => round6(s.mean())));
+  return globalScore([...sums.values()].map((s) => s.mean6()));
 }
 
 function addTo(sums: Map<string, DecimalSum>, network: string, value: ExactDecimal, count: number): void {

@@ -2,6 +2,7 @@
 export * from './policies.js';
 export * from './address.js';
 export * from './decimal.js';
+export { rational, round6Exact, round6AffineSqrt, type Rational } from './rational.js';
 export * from './display.js';
 export * from './classify.js';
 export * from './score.js';

@@ -3,8 +3,9 @@
  * these are descriptive statistics of what it handed out.
  */
 import { normalizeAddress, sameAddress } from './address.js';
-import { decimalInDomain, meanOfSum, parseDecimal, type ExactDecimal } from './decimal.js';
-import { round6 } from './display.js';
+import { decimalInDomain, meanOfSum6, parseDecimal, type ExactDecimal } from './decimal.js';
+import { round6Ratio } from './display.js';
+import { rational, round6AffineSqrt } from './rational.js';
 
 export interface EmittedRating {
   network: string;
@@ -81,8 +82,16 @@ function stddevOfParsed(parsed: readonly ExactDecimal[]): number | null {
     s2 += u * u;
   }
   const bn = BigInt(n);
-  const variance = meanOfSum({ units: bn * s2 - s1 * s1, scale: 2 * scale }, bn * bn) ?? 0;
-  return round6(Math.sqrt(Math.max(0, variance)));
+  return stddevOfSums(bn * s2 - s1 * s1, 2 * scale, bn);
+}
+
+/**
+ * √((n·Σx² − (Σx)²) / n²), where `spread` = n·Σx² − (Σx)² at `scale` decimals: the population
+ * standard deviation, from its exact form, rounded once to six decimals (half up).
+ */
+export function stddevOfSums(spread: bigint, scale: number, n: bigint): number {
+  const variance = rational(spread < 0n ? 0n : spread, n * n * 10n ** BigInt(scale));
+  return round6AffineSqrt(rational(0n), rational(1n), variance);
 }
 
 /** Statistics of everything one rater emitted. */
@@ -137,9 +146,9 @@ export function raterStats(raterWallet: string, emitted: readonly EmittedRating[
     eligible_count: eligible.length,
     self_ratings: self,
     distinct_subjects: subjects.size,
-    value_avg: round6(meanOfSum(sum, eligible.length)),
+    value_avg: meanOfSum6(sum, eligible.length),
     value_stddev: stddevOfParsed(eligible),
-    top_subject_share: active === 0 ? null : round6(top / active),
+    top_subject_share: active === 0 ? null : round6Ratio(top, active),
     first_rating_at: first === null ? null : new Date(first).toISOString(),
     last_rating_at: last === null ? null : new Date(last).toISOString(),
     per_chain: [...chains.entries()]

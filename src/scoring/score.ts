@@ -2,14 +2,24 @@
  * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and
  * `one-voice-per-counterparty+bounded-trust@2`.
  *
- * Every score here is returned at its served precision (six decimals, `round6`), and every
+ * Every score here is returned at its served precision: computed in exact decimals (bigint
+ * rationals) and rounded once to six decimals, half up (rational.ts `round6Exact`), and every
  * composite is computed from the served values of its parts (a global score from the served
  * per-chain scores, a shrunk score from the served final score and prior, a gap from the served
- * self and final scores), so a client can recompute each number by hand from the response.
+ * self and final scores), so a client recomputing a number by hand in exact decimals from the
+ * response gets the same digits, ties included.
  */
 import { normalizeAddress } from './address.js';
-import { DecimalSum, meanOfSum, parseDecimal, toExactDecimal, type ExactDecimal } from './decimal.js';
-import { round6 } from './display.js';
+import {
+  DecimalSum,
+  meanOfSum6,
+  numberRational,
+  parseDecimal,
+  toExactDecimal,
+  type ExactDecimal,
+} from './decimal.js';
+import { differenceOfServed, round6, servedMicros } from './display.js';
+import { add, div, halfUpDiv, microsNumber, mul, quotient6, rational, round6Exact } from './rational.js';
 import { RATER_WEIGHT_MAX, RATER_WEIGHT_MIN, RATER_WEIGHT_STEP, SHRINKAGE_K } from './policies.js';
 
 /** An eligible rating's value (the caller has already classified it as eligible). */
@@ -37,12 +47,16 @@ function parseOrThrow(value: string): ExactDecimal {
   return d;
 }
 
-/** Mean of numbers (float), null for an empty list. */
-function meanOfNumbers(xs: readonly number[]): number | null {
+/**
+ * The mean of served numbers (each first taken at its six decimals), exactly, rounded once to six
+ * decimals; null for an empty list.
+ */
+function meanOfServed(xs: readonly number[]): number | null {
   if (xs.length === 0) return null;
-  let s = 0;
-  for (const x of xs) s += x;
-  return s / xs.length;
+  let micros = 0;
+  for (const x of xs) micros += servedMicros(x);
+  const m = halfUpDiv(micros, xs.length);
+  return m !== null ? microsNumber(m) : quotient6(BigInt(micros), BigInt(xs.length) * 1_000_000n);
 }
 
 /**
@@ -50,8 +64,7 @@ function meanOfNumbers(xs: readonly number[]): number | null {
  * decimals; null when no chain has a score. A real 0 counts as a score.
  */
 export function globalScore(chainScores: readonly (number | null)[]): number | null {
-  const scored = chainScores.filter((s): s is number => s !== null).map((s) => round6(s));
-  return round6(meanOfNumbers(scored));
+  return meanOfServed(chainScores.filter((s): s is number => s !== null));
 }
 
 /** Per-chain scores from eligible rows, sorted by network. */
@@ -70,7 +83,7 @@ export function chainScores(eligible: readonly EligibleValue[]): ChainScoreRow[]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([network, acc]) => ({
       network,
-      final_score: round6(acc.sum.mean()),
+      final_score: acc.sum.mean6(),
       review_count: acc.sum.count,
       distinct_raters: acc.raters.size,
     }));
@@ -121,7 +134,7 @@ export function meanFromAggregate(
   if (sum === null) throw new RangeError('aggregate sum is null with a non-zero count');
   const d = toExactDecimal(sum);
   if (d === null) throw new RangeError(`not a decimal sum: ${String(sum)}`);
-  return round6(meanOfSum(d, n));
+  return meanOfSum6(d, n);
 }
 
 /**
@@ -154,7 +167,7 @@ export interface SelfRated {
 export function selfRated(selfValues: readonly string[], finalScore: number | null): SelfRated {
   const acc = new DecimalSum();
   for (const v of selfValues) acc.add(parseOrThrow(v));
-  return selfRatedFrom(acc.count, round6(acc.mean()), finalScore);
+  return selfRatedFrom(acc.count, acc.mean6(), finalScore);
 }
 
 /** `self_rated` from an SQL aggregate of the self-ratings (sum, count). */
@@ -168,7 +181,7 @@ export function selfRatedFromAggregate(
 
 export function selfRatedFrom(count: number, score: number | null, finalScore: number | null): SelfRated {
   const f = round6(finalScore);
-  return { count, score, gap: score === null || f === null ? null : round6(score - f) };
+  return { count, score, gap: score === null || f === null ? null : differenceOfServed(score, f) };
 }
 
 /**
@@ -185,12 +198,23 @@ export function shrunkScore(
   if (finalScore === null || prior === null) return null;
   const n = Math.max(0, distinctRaters);
   if (n + k <= 0) return null;
-  return round6((n * round6(finalScore) + k * round6(prior)) / (n + k));
+  // (n·f + k·p) / (n + k) in exact decimals, rounded once: 62.6537755 serves as 62.653776. In
+  // millionths, with integer n and k: one integer division rounded half up.
+  const F = servedMicros(finalScore);
+  const P = servedMicros(prior);
+  if (Number.isInteger(n) && Number.isInteger(k)) {
+    const m = halfUpDiv(n * F + k * P, n + k);
+    if (m !== null) return microsNumber(m);
+  }
+  const bn = numberRational(n);
+  const bk = numberRational(k);
+  const num = add(mul(bn, rational(BigInt(F))), mul(bk, rational(BigInt(P))));
+  return round6Exact(div(num, mul(add(bn, bk), rational(1_000_000n))));
 }
 
 /** The index prior: mean of the final scores of every scored wallet (nulls skipped), or null. */
 export function indexPrior(finalScores: readonly (number | null)[]): number | null {
-  return round6(meanOfNumbers(finalScores.filter((s): s is number => s !== null)));
+  return meanOfServed(finalScores.filter((s): s is number => s !== null));
 }
 
 /** Leaderboard order: shrunk_score desc (null last), distinct_raters desc, wallet asc. */
@@ -235,8 +259,10 @@ export function raterWeight(distinctSubjects: number | undefined | null): number
 interface RaterVoice {
   /** Rater address (EVM lower-case). */
   rater: string;
-  /** Mean of this rater's eligible ratings of the subject. */
+  /** Mean of this rater's eligible ratings of the subject (the nearest double). */
   mean: number;
+  /** The exact sum of those ratings (the weighted score is computed from it, exactly). */
+  sum: ExactDecimal;
   /** How many eligible ratings collapsed into this voice. */
   count: number;
   /** s used for the weight. */
@@ -279,6 +305,7 @@ export function voicesFromSums(
       return {
         rater,
         mean: acc.mean() as number,
+        sum: acc.sum,
         count: acc.count,
         distinct_subjects: s,
         weight: raterWeight(s),
@@ -286,16 +313,101 @@ export function voicesFromSums(
     });
 }
 
-/** The weighted mean of voices in their (rater) order, six decimals; null without voices. */
+/**
+ * The weighted mean of voices, Σ(w · voice) / Σ w, in exact decimals (each voice its exact mean
+ * sum / count, each weight the decimal it is written as), rounded once to six decimals; null
+ * without voices (or with no weight). One pass of integer products over a common scale; the voices
+ * are grouped by their count, so only the distinct counts meet in one common denominator.
+ */
 export function weightedFromVoices(voices: readonly RaterVoice[]): number | null {
   if (voices.length === 0) return null;
-  let num = 0;
-  let den = 0;
+  const weights = new Map<number, ExactDecimal>();
+  const weightOf = (w: number): ExactDecimal => {
+    const known = weights.get(w);
+    if (known !== undefined) return known;
+    const d = toExactDecimal(w);
+    if (d === null) throw new RangeError(`not a finite weight: ${w}`);
+    weights.set(w, d);
+    return d;
+  };
+  let ws = 0;
+  let ss = 0;
   for (const v of voices) {
-    num += v.weight * v.mean;
-    den += v.weight;
+    ws = Math.max(ws, weightOf(v.weight).scale);
+    ss = Math.max(ss, v.sum.scale);
   }
-  return round6(num / den);
+  // Σ w·sum per count, at 10^-(ws+ss); Σ w at 10^-ws: in plain numbers while every figure is a
+  // safe integer (weights of two decimals, sums of a few), else in bigints.
+  const byCount = fastWeightedTotals(voices, weightOf, ws, ss) ?? bigWeightedTotals(voices, weightOf, ws, ss);
+  const wsum = byCount.wsum;
+  if (wsum === 0n) return null;
+  let lcm = 1n;
+  for (const c of byCount.totals.keys()) {
+    const bc = BigInt(c);
+    lcm = (lcm / gcdOf(lcm, bc)) * bc;
+  }
+  let num = 0n;
+  for (const [c, total] of byCount.totals) num += total * (lcm / BigInt(c));
+  // value = (num / (lcm·10^(ws+ss))) / (wsum / 10^ws)
+  return quotient6(num, lcm * 10n ** BigInt(ss) * wsum);
+}
+
+type WeightOf = (w: number) => ExactDecimal;
+interface WeightedTotals {
+  /** Per voice count: Σ w·sum of the voices with that count, at 10^-(ws+ss). */
+  totals: Map<number, bigint>;
+  /** Σ w at 10^-ws. */
+  wsum: bigint;
+}
+
+const POW10 = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/** `bigWeightedTotals` in plain numbers, or null as soon as a figure is not a safe integer. */
+function fastWeightedTotals(
+  voices: readonly RaterVoice[],
+  weightOf: WeightOf,
+  ws: number,
+  ss: number,
+): WeightedTotals | null {
+  const totals = new Map<number, number>();
+  let wsum = 0;
+  for (const v of voices) {
+    const w = weightOf(v.weight);
+    const wu = Number(w.units) * (POW10[ws - w.scale] ?? NaN);
+    const su = Number(v.sum.units) * (POW10[ss - v.sum.scale] ?? NaN);
+    const t = (totals.get(v.count) ?? 0) + wu * su;
+    wsum += wu;
+    if (!Number.isSafeInteger(t) || !Number.isSafeInteger(wsum) || !Number.isSafeInteger(wu * su))
+      return null;
+    totals.set(v.count, t);
+  }
+  return {
+    totals: new Map([...totals].map(([c, t]) => [c, BigInt(t)])),
+    wsum: BigInt(wsum),
+  };
+}
+
+function bigWeightedTotals(
+  voices: readonly RaterVoice[],
+  weightOf: WeightOf,
+  ws: number,
+  ss: number,
+): WeightedTotals {
+  const totals = new Map<number, bigint>();
+  let wsum = 0n;
+  for (const v of voices) {
+    const w = weightOf(v.weight);
+    const wu = w.units * 10n ** BigInt(ws - w.scale);
+    const su = v.sum.units * 10n ** BigInt(ss - v.sum.scale);
+    totals.set(v.count, (totals.get(v.count) ?? 0n) + wu * su);
+    wsum += wu;
+  }
+  return { totals, wsum };
+}
+
+function gcdOf(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
 }
 
 /**

@@ -8,7 +8,6 @@ import { concentrationFromCounts, type Concentration } from './concentration.js'
 import { confidence as confidenceOf, type Confidence } from './confidence.js';
 import { caveats as caveatsOf, type Caveat } from './caveats.js';
 import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
-import { round6 } from './display.js';
 import { facetList, type Facet, type FacetIndexMeans } from './facets.js';
 import { POLICY_VERSION, RATER_WEIGHT_POLICY, READING_POLICY, type ReadingPolicy } from './policies.js';
 import {
@@ -240,7 +239,7 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([network, c]) => ({
       network,
-      final_score: round6(c.sum.mean()),
+      final_score: c.sum.mean6(),
       review_count: c.sum.count,
       distinct_raters: [...c.raters.values()].filter((n) => n > 0).length,
     }));
@@ -273,7 +272,7 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
     for (const [rater, n] of c.raters) perRater.set(rater, (perRater.get(rater) ?? 0) + n);
   const conc = concentrationFromCounts(perRater);
   const degraded = context.degraded === true;
-  const self_rated = selfRatedFrom(t.self.count, round6(t.self.mean()), final_score);
+  const self_rated = selfRatedFrom(t.self.count, t.self.mean6(), final_score);
   const concentration = degraded ? null : conc;
 
   return {

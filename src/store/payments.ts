@@ -136,20 +136,47 @@ export async function reopenStaleClaims(db: Queryable, settleTimeoutSeconds: num
 export async function claimAuthorization(
   db: Queryable,
   key: ClaimKey,
-  c: { resource: string; amount: string; receiptKey: string; validBefore: string },
+  c: { resource: string; amount: string; receiptKey: string; validBefore: string; token?: string },
 ): Promise<boolean> {
+  const token = c.token ?? null;
   const inserted = await db.query(
-    `INSERT INTO payment_claims (network, payer, nonce, resource, amount, status, receipt_key, valid_before)
-     VALUES ($1, $2, $3, $4, $5, 'settling', $6, $7) ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING nonce`,
-    [...key, c.resource, c.amount, c.receiptKey, c.validBefore],
+    `INSERT INTO payment_claims (network, payer, nonce, resource, amount, status, receipt_key, valid_before, claim_token)
+     VALUES ($1, $2, $3, $4, $5, 'settling', $6, $7, $8) ON CONFLICT (network, payer, nonce) DO NOTHING RETURNING nonce`,
+    [...key, c.resource, c.amount, c.receiptKey, c.validBefore, token],
   );
   if (inserted.length > 0) return true;
   const taken = await db.query(
-    `UPDATE payment_claims SET status = 'settling', receipt_key = $5, valid_before = $6, updated_at = now()
+    `UPDATE payment_claims SET status = 'settling', receipt_key = $5, valid_before = $6, claim_token = $7, updated_at = now()
      WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling-unknown' AND resource = $4 RETURNING nonce`,
-    [...key, c.resource, c.receiptKey, c.validBefore],
+    [...key, c.resource, c.receiptKey, c.validBefore, token],
   );
   return taken.length > 0;
+}
+
+/**
+ * Releases a `settling` claim that the request holding `token` never sent to settlement (nothing
+ * was charged); a claim taken since by another request (another token) is left alone. True when
+ * released.
+ */
+export async function releaseOwnClaim(db: Queryable, key: ClaimKey, token: string): Promise<boolean> {
+  const gone = await db.query(
+    `DELETE FROM payment_claims WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling' AND claim_token = $4 RETURNING nonce`,
+    [...key, token],
+  );
+  return gone.length > 0;
+}
+
+/**
+ * A `settling` claim held by `token` whose settle outcome that request never heard becomes
+ * `settling-unknown` (the retry decides it from the chain at once). True when moved.
+ */
+export async function markOwnClaimUnknown(db: Queryable, key: ClaimKey, token: string): Promise<boolean> {
+  const moved = await db.query(
+    `UPDATE payment_claims SET status = 'settling-unknown', updated_at = now()
+      WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'settling' AND claim_token = $4 RETURNING nonce`,
+    [...key, token],
+  );
+  return moved.length > 0;
 }
 
 /** Drops a `settling` claim (the settle failed or was never sent: nothing was charged). */

@@ -7,6 +7,7 @@ import type { Database } from '../../db/database.js';
 import type { FacilitatorClient } from '../../payments/facilitator.js';
 import type { SettlementJournal } from '../../payments/journal.js';
 import type { AuthorizationReader } from '../../payments/authorization-state.js';
+import type { ClaimRepairs } from '../../payments/claim-repairs.js';
 import type { FreeAnswerCache } from './free-cache.js';
 import type { RateLimitStore } from './rate-limit.js';
 
@@ -21,6 +22,8 @@ export interface AppContext {
   journal?: SettlementJournal | null;
   /** Reads an authorization's state on chain (`serve`: through the network's RPC; tests inject one). */
   readAuthorization?: AuthorizationReader;
+  /** Claims left behind by a request that lost the database, repaired once it answers (`serve`). */
+  claimRepairs?: ClaimRepairs;
   /**
    * Rate-limit buckets: Redis when REDIS_URL is set (shared by every API process), in process
    * otherwise. Absent (tests): each app made from this context keeps its own in-process buckets.

@@ -9,7 +9,9 @@
  *    comparing every `accepts[].payTo` and `recipient` with the pinned treasury of the
  *    configuration: `DO_NOT_PAY` when the treasury is unset, when no payee is found or when any
  *    payee differs). A 402 answered to a request that carried `payment` is a rejection of that
- *    authorization: same status, `payment_rejected: true`;
+ *    authorization: same status, `payment_rejected: true`; except one whose body says
+ *    `retryable: true` (`payment_in_flight`): `payment_rejected: false`, retry the same payment
+ *    after `retry_after_seconds`;
  *  - 404 → `not_found` (body in `data`);
  *  - 422 and every other 4xx → `error` (body in `data`, `http_status` says which);
  *  - 429, 503 and every other 5xx, a thrown error, a body that is not JSON → `unreachable`, except
@@ -256,17 +258,27 @@ export function fromAnswer(
     return result('ok', { ...base, ...(payment ? { payment } : {}), ...extra });
   }
   if (s === 402) {
+    // A 402 that says it is retryable after a payment (`payment_in_flight`: another request is
+    // settling this very authorization) is no rejection: the same payment is tried again.
+    const inFlight = a.paid && isObject(a.body) && a.body.retryable === true;
     return result('payment_required', {
       ...base,
       challenge: a.body,
       recipient_check: recipientCheck(a.body, treasury),
-      ...(a.paid
+      ...(inFlight
         ? {
-            payment_rejected: true,
+            payment_rejected: false,
             message:
-              'The payment sent was not accepted (spent, or signed for another amount or resource); retrying it fails the same way. Call again without payment and sign the fresh challenge.',
+              'This payment is being settled by another request right now (see challenge.error and challenge.message). Call again with the SAME payment after retry_after_seconds; do not sign a new one.',
+            ...(a.headers['retry-after'] ? { retry_after_seconds: Number(a.headers['retry-after']) } : {}),
           }
-        : {}),
+        : a.paid
+          ? {
+              payment_rejected: true,
+              message:
+                'The payment sent was not accepted (spent, or signed for another amount or resource); retrying it fails the same way. Call again without payment and sign the fresh challenge.',
+            }
+          : {}),
     });
   }
   if (s === 404) return result('not_found', { ...base, data: a.body });

@@ -13,22 +13,40 @@ import { routeHandler } from '../../../paid/index.js';
 import { METERED_ROUTES } from '../../../metered-routes.js';
 import { buildChallenge, canonicalResource } from '../../../payments/challenge.js';
 import { tierById } from '../../../payments/pricing.js';
+import { json, PaidUnavailableSchema } from '../schemas/common.js';
 
 const paidResponses = (what: string) => ({
   200: { description: `${what}. Headers X-Payment-Receipt (settlement tx hash) and X-Payment-Reused.` },
   402: {
     description:
       'The x402 challenge (a price quote, not an error): sign one entry of accepts[] and replay the identical request ' +
-      'with X-PAYMENT. Issued before any validation. Also the answer to a spent or mismatched credential.',
+      'with X-PAYMENT. Issued before any validation. Also the answer to a spent or mismatched credential (`error` set, ' +
+      '`retryable: false`: ask again without X-PAYMENT), and `payment_in_flight` (`retryable: true`, Retry-After): ' +
+      'another request is settling this very authorization and it is not spent on chain yet, or the chain could not be ' +
+      'read (`message` says which); retry the SAME X-PAYMENT after Retry-After, never re-sign.',
+    headers: { 'Retry-After': { schema: { type: 'string' }, description: 'On `payment_in_flight` only.' } },
   },
   404: { description: 'Unknown network or agent (the authorization is not consumed).' },
   422: { description: 'Invalid parameter (the authorization is not consumed).' },
   503: {
-    description:
+    ...json(
+      PaidUnavailableSchema,
       '`facilitator_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was consumed), ' +
-      '`database_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was charged, or, with ' +
-      'X-Payment-Receipt set, the payment was settled and the retry is answered with no new charge) or ' +
-      '`payments_not_configured` (no TREASURY_ADDRESS).',
+        '`paid_capacity_exhausted` (retry the SAME X-PAYMENT after Retry-After), ' +
+        '`database_unavailable` (retry the SAME X-PAYMENT after Retry-After; nothing was charged, or, with ' +
+        'X-Payment-Receipt set, the payment was settled and the retry is answered with no new charge), ' +
+        '`payment_spent_pending` (the authorization is spent on chain: its settlement is being recorded, or its ' +
+        'answer prepared by another request; retry the SAME X-PAYMENT after Retry-After: answered 200 with its ' +
+        'receipt, never charged again) or `payments_not_configured` (no TREASURY_ADDRESS, `retryable: false`).',
+    ),
+    headers: {
+      'Retry-After': { schema: { type: 'string' }, description: 'Seconds; on every retryable 503.' },
+      'X-Payment-Receipt': {
+        schema: { type: 'string' },
+        description:
+          'Set when the payment is known to be settled (its transaction): the retry is never charged again.',
+      },
+    },
   },
 });
 

@@ -75,3 +75,22 @@ export const walletParam = z.string().openapi({
 });
 
 export const NotFoundSchema = z.object({ detail: z.string() }).openapi('NotFound');
+
+/**
+ * The `503` of a metered route: every one says whether retrying helps, and the retryable ones
+ * after how long (`Retry-After` too). `X-Payment-Receipt` set means the payment WAS settled.
+ */
+export const PaidUnavailableSchema = z
+  .object({
+    error: z.enum([
+      'facilitator_unavailable',
+      'paid_capacity_exhausted',
+      'database_unavailable',
+      'payment_spent_pending',
+      'payments_not_configured',
+    ]),
+    message: z.string(),
+    retryable: z.boolean(),
+    retry_after_seconds: z.number().int().optional(),
+  })
+  .openapi('PaidUnavailable');
