@@ -11,8 +11,8 @@ import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
-import { recordCensus, recordCensusRescan, recordChainPass, recordPass } from '../metrics.js';
-import { recordCensus as storeCensus, recordConfigWarning } from '../store/census.js';
+import { censusAfterScan, type CensusResult } from '../completeness/after-scan.js';
+import { recordChainPass, recordPass } from '../metrics.js';
 import {
   analyzeIndexTables,
   lowerScannedFrom,
@@ -23,9 +23,14 @@ import {
   setStartBlock,
   type ChainPassState,
 } from '../store/chain-state.js';
-import { censusDetail, runCensus, type CensusOutcome } from './census.js';
 import { checkRegistries, ConfigurationError } from './config-check.js';
-import { createEvmScanner, type EvmReads, type EvmScanOptions, type EvmScanStats } from './evm-scanner.js';
+import {
+  createEvmScanner,
+  type EvmReads,
+  type EvmScanner,
+  type EvmScanOptions,
+  type EvmScanStats,
+} from './evm-scanner.js';
 import { ingestBatch, type IngestCounts } from './ingest.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
@@ -121,8 +126,8 @@ export interface ChainPassResult {
   scan?: EvmScanStats;
   /** The Solana scanner's figures (requests, rate limiting, gaps, incomplete transactions). */
   solana?: SolanaScanStats;
-  /** The completeness census after the scan (EVM chains, CENSUS on): its outcome and the rescans it caused. */
-  census?: { state: 'ok' | 'mismatch' | 'unchecked'; rescans: number; differences: number; error?: string };
+  /** The completeness census after the scan (EVM chains, CENSUS on): its outcome and the repairs it made. */
+  census?: CensusResult;
   /** A range below the recorded lowest scanned block (startBlock moved earlier), scanned this pass. */
   missedRange?: { from: number; to: number };
   /** A reorg below the margin was healed at the start of this pass (ancestor null: full rescan). */
@@ -143,9 +148,6 @@ export type PassReport =
     };
 
 type AnyScanner = ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats; reads?: EvmReads };
-
-/** Census rescans after a mismatch, each with windows 8 times smaller than the last. */
-const MAX_CENSUS_RESCANS = 3;
 
 const NO_SCANNER = 'no scanner for this chain kind yet (skipped; not counted as a failure)';
 
@@ -646,7 +648,7 @@ async function indexChain(
         successAt: now(),
       });
       progress.update({ network: chain.network, done: 0, total: 0, block: from - 1, target }, true);
-      if (scanner.reads) await censusAndRepair(chain, scanner, opts, log, progress, result, now);
+      await censusOf(chain, scanner, opts, log, progress, result, now);
       return result;
     }
 
@@ -662,8 +664,7 @@ async function indexChain(
         break;
       }
     }
-    if (scanner.reads && result.status === 'ok')
-      await censusAndRepair(chain, scanner, opts, log, progress, result, now);
+    if (result.status === 'ok') await censusOf(chain, scanner, opts, log, progress, result, now);
     return result;
   } catch (e) {
     await recordChainFailure(db, chain, e, result, now);
@@ -734,13 +735,11 @@ async function scanMissedRange(
 }
 
 /**
- * The census after a chain's scan; on a mismatch the scanned range is read again with windows 8
- * times smaller (a node that truncates or empties wide getLogs answers serves narrow ones) and
- * the census repeated, up to MAX_CENSUS_RESCANS times. The outcome is stored on the chain's row
- * (GET /health), logged and counted (GET /metrics). A census that cannot run leaves the chain's
- * pass a success, with the census unchecked.
+ * The completeness census after an EVM chain's scan, and the repairs it makes
+ * (src/completeness/after-scan.ts): repaired batches are written like the scan's, the checkpoint
+ * left where it is.
  */
-async function censusAndRepair(
+async function censusOf(
   chain: ChainConfig,
   scanner: AnyScanner,
   opts: RunIndexPassOptions,
@@ -749,109 +748,21 @@ async function censusAndRepair(
   result: ChainPassResult,
   now: () => Date,
 ): Promise<void> {
-  const { db } = opts;
-  const net = chain.network;
-  // Read again after the scan (it moved the checkpoint, the lowest scanned block, the counters):
-  // one statement for everything the census needs of the chain's row.
-  const position = await readChainPassState(db, net);
-  const block = position.lastScannedBlock;
-  if (block === null) return;
-  const lower = position.scannedFrom ?? position.startBlock ?? chain.startBlock ?? 0;
-  await warnWithoutEvents(db, net, position.events, lower, block, log);
-  const cfg = opts.config.census ?? { enabled: true, sample: 16, seed: null };
-  if (!cfg.enabled || !scanner.reads) return;
-  // One seed for the census and its re-checks: a re-check looks at the same agents.
-  const seed = cfg.seed ?? Math.floor(Math.random() * 2 ** 32);
-  let outcome: CensusOutcome;
-  let rescans = 0;
-  // A range an earlier census already rescanned in vain is not read again every pass: after a
-  // standing mismatch, only the blocks above that census are rescanned.
-  const previous = position.census;
-  const rescanFrom =
-    previous.state === 'mismatch' && previous.block !== null ? Math.max(lower, previous.block + 1) : lower;
-  try {
-    outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
-    let width = Math.max(1, scanner.stats?.widest || block - rescanFrom + 1);
-    while (outcome.state === 'mismatch' && rescans < MAX_CENSUS_RESCANS && width > 1 && rescanFrom <= block) {
-      width = Math.max(1, Math.floor(width / 8));
-      rescans++;
-      recordCensusRescan(net);
-      log.warn(
-        `[index] ${net}: census mismatch at block ${block} (${outcome.differenceCount} differences, first: ${JSON.stringify(outcome.differences[0])}); ` +
-          `rescanning ${rescanFrom}..${block} with getLogs windows of ${width} blocks`,
-        { chain: net, block, differences: outcome.differences.slice(0, 5), rescan: rescans, window: width },
-      );
-      const rescanner = makeScanner(
-        chain,
-        { ...opts, scan: { ...opts.scan, initialRange: width, maxRange: width } },
-        log,
-      );
-      if (!rescanner) break;
-      await ingestBelowCheckpoint(
-        chain,
-        rescanner,
-        rescanFrom,
-        block,
-        result.head ?? block,
-        opts,
-        progress,
-        result,
-        now,
-      );
-      if (opts.signal?.aborted) return; // stopped mid-rescan: the stored census stands
-      outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
-    }
-  } catch (e) {
-    const error = redactUrls(describeError(e));
-    recordCensus(net, 'error');
-    log.warn(`[index] ${net}: the census could not run: ${error}`, { chain: net, error });
-    // A census that could not run proves nothing: a standing mismatch stays on the chain's row
-    // (GET /health keeps it degraded, the next pass keeps rescanning only above it).
-    if (previous.state !== 'mismatch')
-      await storeCensus(db, net, { state: 'unchecked', detail: JSON.stringify({ error }), block, at: now() });
-    result.census = { state: 'unchecked', rescans, differences: 0, error };
-    return;
-  }
-  recordCensus(net, outcome.state);
-  await storeCensus(db, net, {
-    state: outcome.state,
-    detail: censusDetail(outcome, rescans),
-    block,
-    at: now(),
+  if (!('scanFiltered' in scanner)) return;
+  const evm = scanner as AnyScanner & EvmScanner;
+  const head = result.head ?? 0;
+  const census = await censusAfterScan({
+    db: opts.db,
+    chain,
+    scanner: evm,
+    config: opts.config,
+    log,
+    now,
+    signal: opts.signal,
+    write: async (batch) => {
+      const span: ScanSpan = { from: batch.from, target: batch.to, head, total: batch.to - batch.from + 1 };
+      await ingestScanBatch(chain, evm, { ...batch, advance: false }, span, opts, progress, result, now);
+    },
   });
-  result.census = { state: outcome.state, rescans, differences: outcome.differenceCount };
-  const figures = `${outcome.minted} agents minted, ${outcome.registered} registered in the index, ${outcome.sampledAgents} agents and ${outcome.sampledPairs} clients sampled, ${outcome.calls} calls`;
-  if (outcome.state === 'ok') {
-    log.info(
-      `[index] ${net}: census ok at block ${block}${rescans ? ` after ${rescans} rescans` : ''}: ${figures}`,
-      {
-        chain: net,
-        block,
-        rescans,
-      },
-    );
-  } else {
-    log.warn(
-      `[index] ${net}: census MISMATCH at block ${block} after ${rescans} rescans: ${figures}; differences: ${JSON.stringify(outcome.differences.slice(0, 5))}`,
-      { chain: net, block, rescans, differences: outcome.differences },
-    );
-  }
-}
-
-/** A chain whose registries never emitted an event over a scanned range gets a loud warning. */
-async function warnWithoutEvents(
-  db: Database,
-  net: string,
-  counts: ChainPassState['events'],
-  lower: number,
-  block: number,
-  log: IndexLogger,
-): Promise<void> {
-  const warning =
-    counts.agents === 0 && counts.ratings === 0
-      ? `no agent and no feedback from the configured registries in blocks ${lower}..${block}: if an address is an ` +
-        `implementation behind a proxy, or startBlock is after the activity, the index stays empty; configure the proxies' addresses`
-      : null;
-  if (warning) log.warn(`[index] ${net}: ${warning}`, { chain: net });
-  await recordConfigWarning(db, net, warning);
+  if (census) result.census = census;
 }
