@@ -8,7 +8,7 @@
  * built through each endpoint must equal the one built from the bare node, row for row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Address, Hex } from 'viem';
+import { pad, type Address, type Hex } from 'viem';
 import { MULTICALL3_ADDRESS } from '../src/chains.js';
 import { createApp } from '../src/doors/http/app.js';
 import {
@@ -19,7 +19,7 @@ import {
   transferAgent,
 } from '../src/demo/registries.js';
 import { createEvmScanner, type EvmScanOptions } from '../src/indexer/evm-scanner.js';
-import { INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
+import { EIP1967_IMPLEMENTATION_SLOT, INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
 import { runCensus } from '../src/completeness/census.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/index-events.js';
@@ -454,19 +454,57 @@ describe('configuration mistakes', () => {
     );
   });
 
-  it('an implementation whose initializers are disabled (OpenZeppelin upgradeable): refused with the fix', async () => {
-    const impl = '0x00000000000000000000000000000000000b0b00' as Hex;
-    const code = await chain.node.request<Hex>('eth_getCode', [chain.reg.reputationRegistry, 'latest']);
+  /** Code of `from` at `impl`, its initializers disabled as an OpenZeppelin implementation's are. */
+  async function implementationOf(from: Hex, impl: Hex): Promise<void> {
+    const code = await chain.node.request<Hex>('eth_getCode', [from, 'latest']);
     await chain.node.request('hardhat_setCode', [impl, code]);
     await chain.node.request('hardhat_setStorageAt', [
       impl,
       INITIALIZABLE_SLOT,
       `0x${'0'.repeat(48)}${'f'.repeat(16)}`,
     ]);
-    await refused(
-      { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, reputationRegistry: impl } },
-      /reputationRegistry 0x0+b0b00 is an implementation contract .*configure the proxy's address instead \(the built-in reputationRegistry of polygon is 0x8004/,
+  }
+
+  it("the identity registry's implementation (initializers disabled): refused, naming the proxy the reputation registry's getIdentityRegistry() names on this chain", async () => {
+    const impl = '0x00000000000000000000000000000000000a1d00' as Hex;
+    await implementationOf(chain.reg.identityRegistry, impl);
+    const c = await refused(
+      { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, identityRegistry: impl } },
+      new RegExp(
+        `identityRegistry 0x0+a1d00 is an implementation contract .*set identityRegistry to ${chain.reg.identityRegistry.toLowerCase()} \\(the reputationRegistry's getIdentityRegistry\\(\\) names it\\)`,
+      ),
     );
+    // never the network's built-in mainnet proxy, which has no code on this chain
+    expect(c.error).not.toMatch(/0x8004/i);
+  });
+
+  it("the reputation registry's implementation: refused, naming the built-in proxy only when it is a contract on this chain whose EIP-1967 slot holds the implementation", async () => {
+    const impl = '0x00000000000000000000000000000000000b0b00' as Hex;
+    await implementationOf(chain.reg.reputationRegistry, impl);
+    const tg = { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, reputationRegistry: impl } };
+    const bare = await refused(
+      tg,
+      /reputationRegistry 0x0+b0b00 is an implementation contract .*configure the proxy's address instead \(the contract whose EIP-1967 implementation slot/,
+    );
+    expect(bare.error).not.toMatch(/0x8004/i);
+    // A proxy at the built-in address of polygon, on this chain, pointing at the implementation.
+    const builtIn = '0x8004BAa17C55a88189AE136b182e5fdA19dE9b63';
+    await chain.node.request('hardhat_setCode', [builtIn, '0x6000']);
+    await chain.node.request('hardhat_setStorageAt', [
+      builtIn,
+      EIP1967_IMPLEMENTATION_SLOT,
+      pad(impl, { size: 32 }),
+    ]);
+    try {
+      await refused(
+        tg,
+        new RegExp(
+          `set reputationRegistry to ${builtIn.toLowerCase()} \\(the built-in reputationRegistry of polygon, whose EIP-1967 implementation slot holds this address\\)`,
+        ),
+      );
+    } finally {
+      await chain.node.request('hardhat_setCode', [builtIn, '0x']);
+    }
   });
 
   it('a reputation registry whose getIdentityRegistry() answers zero (empty storage): refused', async () => {
