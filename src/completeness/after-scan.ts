@@ -165,10 +165,12 @@ export async function censusAfterScan(ctx: AfterScanContext): Promise<CensusResu
   if (!cfg.enabled) return undefined;
   const previous = position.census;
   const fullEvery = Math.max(1, cfg.fullEvery ?? 1);
+  // A chain whose last census is not `ok` (a mismatch, unchecked, never ran) gets a full one:
+  // `ok` after a sample means the full census before it agreed (any disagreement ran a full one).
   const wantFull =
     fullEvery === 1 ||
     previous.state !== 'ok' ||
-    previous.scope !== 'full' ||
+    previous.fullBlock === null ||
     previous.passesSinceFull + 1 >= fullEvery;
   const seed = cfg.seed ?? Math.floor(Math.random() * 2 ** 32);
   let outcome: CensusOutcome;

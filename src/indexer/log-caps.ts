@@ -23,6 +23,7 @@
  * Functions only: the scanner passes how to read a window and a block's receipts (with its own
  * retry policy) and keeps one {@link CapGuard} per endpoint and pass.
  */
+import { isMethodMissing } from './rpc-retry.js';
 
 /** The fields of a log this module reads (a raw eth_getLogs or receipt log). */
 export interface RawLogLike {
@@ -190,7 +191,7 @@ export async function blockReceiptLogs(
       const r = await request('eth_getBlockReceipts', [tag]);
       if (Array.isArray(r)) receipts = r;
     } catch (err) {
-      if (!methodMissing(err)) throw err;
+      if (!isMethodMissing(err)) throw err;
       state.blockReceipts = false;
     }
   }
@@ -207,18 +208,4 @@ export async function blockReceiptLogs(
     for (const l of logs as RawLogLike[]) if (!l.removed && matchesFilter(l, filter)) out.push(l);
   }
   return out;
-}
-
-/** A node's "method not found / not supported" answer (the method is not worth asking again). */
-function methodMissing(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 8; depth++) {
-    const o = e as { code?: unknown; message?: unknown; details?: unknown; cause?: unknown };
-    if (o.code === -32601) return true;
-    const text = `${typeof o.message === 'string' ? o.message : ''} ${typeof o.details === 'string' ? o.details : ''}`;
-    if (/method .*(not (found|supported|available|exist))|unsupported method|does not exist/i.test(text))
-      return true;
-    e = o.cause;
-  }
-  return false;
 }
