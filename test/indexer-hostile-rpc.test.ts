@@ -220,7 +220,11 @@ describe('silent loss, caught by the census', () => {
         repairs: 0,
         repaired: 0,
         differences: 0,
+        calls: expect.any(Number),
       });
+      // four agents, 12 ratings: the minted count and three rounds of reads, a handful of eth_calls
+      expect(c.census!.calls).toBeLessThanOrEqual(8);
+      expect(p.calls.eth_call).toBe(c.census!.calls + 1); // + the configuration check's getIdentityRegistry
       expect(await dumpNetwork(t.db, 'bsc')).toEqual(reference);
     });
   });

@@ -52,6 +52,8 @@ export interface CensusResult {
   repairs: number;
   repaired: number;
   differences: number;
+  /** eth_call requests of the census (its rechecks included). */
+  calls: number;
   error?: string;
 }
 
@@ -249,7 +251,7 @@ export async function censusAfterScan(ctx: AfterScanContext): Promise<CensusResu
         method: reader?.method ?? null,
       });
     else await countCensusPass(db, net);
-    return { state: 'unchecked', repairs, repaired, differences: 0, error };
+    return { state: 'unchecked', repairs, repaired, differences: 0, calls: reader?.requests ?? 0, error };
   }
   const scope = outcome.scope === 'sample' ? 'sample' : 'full';
   recordCensus(net, outcome.state);
@@ -300,6 +302,7 @@ export async function censusAfterScan(ctx: AfterScanContext): Promise<CensusResu
     repairs,
     repaired,
     differences: outcome.differences.length,
+    calls: outcome.requests,
     ...(outcome.reverted.length > 0
       ? { error: `census function reverted: ${outcome.reverted.map((r) => r.fn).join(', ')}` }
       : {}),

@@ -5,7 +5,7 @@
  * says whether it succeeded and what it answered; the caller decodes.
  *
  * Packing (Multicall3): reads go into one eth_call until it holds `maxCalls` of them or their
- * estimated gas reaches `gasBudget` (kept under the 50 M gas most nodes allow an eth_call). A read
+ * estimated gas reaches `gasBudget` (kept under the gas nodes give an eth_call). A read
  * that fails inside a batch may have failed only for lack of gas (a read before it used more than
  * its estimate): failed reads are asked again in batches a quarter the size, then alone (the first
  * 32; the rest too when one of those succeeds, else they are taken as failed like those 32: a
@@ -13,22 +13,22 @@
  * smaller (a node with a lower gas cap). An eth_call that fails as a whole (an error, a response
  * too large) is split in two and asked again, down to one read.
  */
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { MULTICALL3_ADDRESS } from '../chains.js';
 import type { EvmReads } from '../indexer/evm-scanner.js';
 import { classifyEvmError } from '../indexer/rpc-retry.js';
-
-const aggregate3Abi = parseAbi([
-  'struct Call3 { address target; bool allowFailure; bytes callData; }',
-  'struct Result { bool success; bytes returnData; }',
-  'function aggregate3(Call3[] calls) payable returns (Result[] returnData)',
-]);
+import { decodeAggregate3, encodeAggregate3 } from './abi-codec.js';
 
 /** One contract read: where, what, and a gas estimate for packing. */
 export interface Read {
   to: Hex;
   data: Hex;
   gas: number;
+  /**
+   * Its failure is an answer, not worth asking again (a cheap probe, such as ownerOf of an id
+   * that may not exist: it cannot starve the reads after it of gas).
+   */
+  final?: boolean;
 }
 
 /** A read's outcome: its return data, or null when it failed (reverted). */
@@ -45,7 +45,11 @@ export interface BatchReaderOptions {
   concurrency: number;
 }
 
-const DEFAULTS: BatchReaderOptions = { maxCalls: 1_000, gasBudget: 30_000_000, concurrency: 4 };
+/**
+ * 24 M gas a batch: below the 30 M some nodes (EDR, Hardhat) give an eth_call without a gas limit
+ * and geth's 50 M cap; the estimates are generous (measured cold costs plus about a third).
+ */
+const DEFAULTS: BatchReaderOptions = { maxCalls: 1_000, gasBudget: 24_000_000, concurrency: 4 };
 
 /** Failed reads asked alone before the rest of a systematic failure is taken as is. */
 const ALONE_PROBES = 32;
@@ -112,11 +116,7 @@ function multicallReader(reads: EvmReads, block: number, o: BatchReaderOptions):
   /** One aggregate3 eth_call; a failure as a whole splits it. */
   async function call(batch: readonly Read[]): Promise<ReadOutcome[]> {
     r.requests++;
-    const data = encodeFunctionData({
-      abi: aggregate3Abi,
-      functionName: 'aggregate3',
-      args: [batch.map((c) => ({ target: c.to, allowFailure: true, callData: c.data }))],
-    });
+    const data = encodeAggregate3(batch);
     let out: Hex | null;
     try {
       out = await reads.call(target, data, block);
@@ -126,15 +126,18 @@ function multicallReader(reads: EvmReads, block: number, o: BatchReaderOptions):
       if (batch.length === 1 || classifyEvmError(err, false) === 'transient') throw err;
       out = null;
     }
-    if (out === null || out === '0x') {
+    const results = out === null || out === '0x' ? null : decodeAggregate3(out, batch.length);
+    if (results === null) {
       if (batch.length === 1) return [null];
-      // The whole eth_call failed (out of gas, too large an answer, an error): halves, and smaller batches from now on.
+      // The whole eth_call failed (out of gas, too large an answer, an error): halves, and smaller
+      // batches from now on.
       const half = Math.ceil(batch.length / 2);
       maxCalls = Math.max(1, Math.min(maxCalls, half));
+      const gas = batch.reduce((n, c) => n + c.gas, 0);
+      gasBudget = Math.max(1_000_000, Math.min(gasBudget, Math.floor(gas / 2)));
       return [...(await call(batch.slice(0, half))), ...(await call(batch.slice(half)))];
     }
-    const results = decodeFunctionResult({ abi: aggregate3Abi, functionName: 'aggregate3', data: out });
-    return results.map((x) => (x.success ? (x.returnData.toLowerCase() as Hex) : null));
+    return results;
   }
 
   function pack(list: readonly { read: Read; i: number }[], calls: number) {
@@ -162,7 +165,7 @@ function multicallReader(reads: EvmReads, block: number, o: BatchReaderOptions):
       for (const [k, item] of b.entries()) {
         const a = answers[bi]![k]!;
         out[item.i] = a;
-        if (a === null) failed.push(item);
+        if (a === null && !item.read.final) failed.push(item);
       }
     return failed;
   }

@@ -103,7 +103,7 @@ export interface EvmScanStats {
   ceiling: number | null;
   minRange: number;
   lastRange: number;
-  /** The widest range the node served (a census rescan starts below it). */
+  /** The widest range the node served (a census repair's later rounds use narrower windows). */
   widest: number;
   skippedLogs: number;
   blockFetches: number;

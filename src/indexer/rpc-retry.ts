@@ -165,6 +165,7 @@ const RANGE_RE =
   /range|too large|too big|too many (results|logs|blocks)|limit exceeded|response size|size limit|exceed(s|ed)? .*(limit|max)|more than \d+ (results|logs)|returned more than|max(imum)? (results|logs|block)|query timeout|log response size/;
 const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
 const REVERT_RE = /execution reverted|\breverted\b|revert(ed)? (reason|with)|invalid opcode/;
+const OUT_OF_GAS_RE = /out of gas|gas (limit|cap) (reached|exceeded)|exceeds (the )?(block )?gas (limit|cap)/;
 const METHOD_MISSING_RE =
   /method .*(not (found|supported|available|exist))|unsupported method|method .*does not exist/;
 const NETWORK_RE =
@@ -184,8 +185,8 @@ export function isRevert(err: unknown): boolean {
 /** Classifies an EVM RPC failure; `forLogs` enables the range class (only getLogs has a range). */
 export function classifyEvmError(err: unknown, forLogs: boolean): Exclude<RpcErrorClass, 'rate_limited'> {
   const f = errorFacts(err);
-  // An eth_call that reverted will revert again: not worth a retry.
-  if (REVERT_RE.test(f.text)) return 'fatal';
+  // An eth_call that reverted, or ran out of gas, will again: not worth a retry.
+  if (REVERT_RE.test(f.text) || OUT_OF_GAS_RE.test(f.text)) return 'fatal';
   if (f.status === 429 || RATE_LIMIT_RE.test(f.text)) return 'transient';
   if (forLogs && (f.status === 413 || RANGE_RE.test(f.text))) return 'range';
   if (f.timeout || f.status === 408 || f.status === 504 || TIMEOUT_RE.test(f.text)) return 'timeout';
