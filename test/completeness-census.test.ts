@@ -322,8 +322,20 @@ describe('without Multicall3, and the full census schedule', () => {
     expect(await dumpNetwork(t.db, 'monad')).toEqual(bare);
     const h = await healthOf('monad', [tgt('monad')])();
     expect(h.census).toMatchObject({ state: 'ok', scope: 'full', method: 'eth_call' });
-    // A full census of a big chain without Multicall3 would cost about 5·agents + ratings eth_calls.
+    // A full census of a big chain without Multicall3 would cost about 5·agents + ratings eth_calls:
+    // above PLAIN_FULL_MAX_READS (here a bound of 10, for three agents) the sample stands in, and says so.
     expect(PLAIN_FULL_MAX_READS).toBe(5_000);
+    const cfg = configFor([tgt('monad')]).chains.find((x) => x.network === 'monad')!;
+    const scanner = createEvmScanner(cfg, FAST, quietLogger());
+    const block = Number(await node.request<string>('eth_blockNumber'));
+    const out = await runCensus(scanner.reads, t.db, cfg, block, {
+      scope: 'full',
+      sample: 2,
+      seed: 1,
+      plainFullMax: { reads: 10, ratings: 9 },
+    });
+    expect(out).toMatchObject({ state: 'ok', scope: 'sample', method: 'eth_call', agentsChecked: 2 });
+    expect(out.note).toMatch(/no Multicall3 at block \d+ and about 24 plain eth_calls/);
   });
 
   it('CENSUS_FULL_EVERY=3: a full census every third pass, a sample between; a sample that disagrees is followed by a full census and its repair', async () => {

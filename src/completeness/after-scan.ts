@@ -177,24 +177,21 @@ export async function censusAfterScan(ctx: AfterScanContext): Promise<CensusResu
   const seed = cfg.seed ?? Math.floor(Math.random() * 2 ** 32);
   let outcome: CensusOutcome;
   let reader: BatchReader | undefined;
-  let note: string | undefined;
   let repairs = 0;
   let repaired = 0;
   try {
     reader = await batchReader(scanner.reads, block, { maxCalls: cfg.batch ?? 1_000 });
-    // Without Multicall3 every read is a request: a full census of a big chain is not affordable.
-    const plainReads = 5 * position.events.agents + position.events.ratings;
-    const fullAffordable = reader.method === 'multicall3' || plainReads <= PLAIN_FULL_MAX_READS;
-    if (wantFull && !fullAffordable)
-      note = `no Multicall3 at ${block} and about ${plainReads} plain eth_calls for a full census: a sample of ${cfg.sample} agents instead`;
     const common = {
       reader,
       revocationLogs: revocationLogs(scanner, chain, lower, block),
+      // Without Multicall3 every read is a request: a full census of a big chain is not affordable.
+      plainFullMax: { reads: PLAIN_FULL_MAX_READS, ratings: position.events.ratings },
     };
     const census = (scope: 'full' | 'sample') =>
       runCensus(scanner.reads, db, chain, block, { ...common, scope, sample: cfg.sample, seed });
-    outcome = await census(wantFull && fullAffordable ? 'full' : 'sample');
-    if (outcome.scope === 'sample' && outcome.state === 'mismatch' && fullAffordable) {
+    outcome = await census(wantFull ? 'full' : 'sample');
+    // (a sample that stands in for an unaffordable full census has nothing bigger to call)
+    if (outcome.scope === 'sample' && outcome.state === 'mismatch' && !outcome.note) {
       log.warn(`[index] ${net}: the census sample disagrees at block ${block}: a full census follows`, {
         chain: net,
         block,
@@ -258,7 +255,7 @@ export async function censusAfterScan(ctx: AfterScanContext): Promise<CensusResu
   await db.transaction(async (tx) => {
     await storeCensus(tx, net, {
       state: outcome.state,
-      detail: censusDetail(outcome, repairs, repaired, note),
+      detail: censusDetail(outcome, repairs, repaired, outcome.note),
       block,
       at: ctx.now(),
       scope,

@@ -64,6 +64,11 @@ export interface CensusOptions {
   batch?: Partial<BatchReaderOptions>;
   /** Revocations of one pair counted from its FeedbackRevoked logs (pairs too long for getSummary). */
   revocationLogs?: (agentId: string, client: string) => Promise<number>;
+  /**
+   * Without Multicall3 every read is a request: a full census whose plain reads would pass this
+   * (about 5 per minted agent, plus the index's ratings) checks the sample instead (`note` says so).
+   */
+  plainFullMax?: { reads: number; ratings: number };
 }
 
 /** A census function that reverted, and the first agent it reverted for. */
@@ -91,6 +96,8 @@ export interface CensusOutcome {
   /** Every difference found. */
   differences: CensusDifference[];
   reverted: RevertedRead[];
+  /** Why a full census asked for checked a sample instead (no Multicall3 and too many plain calls). */
+  note?: string;
 }
 
 /** Agents whose index side is read and checked together. */
@@ -417,14 +424,23 @@ export async function runCensus(
   const registered = await countRegistered(db, chain.network, block);
   if (minted.count !== registered)
     c.diffs.push({ what: 'agents', chain: String(minted.count), index: String(registered) });
+  let scope = o.scope;
+  let note: string | undefined;
+  if (scope === 'full' && reader.method === 'eth_call' && o.plainFullMax) {
+    const reads = 5 * minted.count + o.plainFullMax.ratings;
+    if (reads > o.plainFullMax.reads) {
+      scope = 'sample';
+      note = `no Multicall3 at block ${block} and about ${reads} plain eth_calls for a full census (more than ${o.plainFullMax.reads}): a sample of ${o.sample ?? 16} agents instead`;
+    }
+  }
   let ids: string[];
-  if (o.scope === 'recheck') ids = [...new Set(o.ids ?? [])];
-  else if (o.scope === 'sample')
+  if (scope === 'recheck') ids = [...new Set(o.ids ?? [])];
+  else if (scope === 'sample')
     ids = sampleIds(minted.first, minted.count, Math.max(0, o.sample ?? 16), seededRandom(o.seed ?? 0)).map(
       String,
     );
   else ids = [];
-  const all = o.scope === 'full';
+  const all = scope === 'full';
   const total = all ? minted.count : ids.length;
   for (let start = 0; start < total; start += CHUNK) {
     const chunk = all
@@ -435,7 +451,7 @@ export async function runCensus(
   const reverted = [...c.reverted.values()];
   return {
     state: c.diffs.length > 0 ? 'mismatch' : reverted.length > 0 ? 'unchecked' : 'ok',
-    scope: o.scope,
+    scope,
     method: reader.method,
     block,
     minted: minted.count,
@@ -448,5 +464,6 @@ export async function runCensus(
     logCountedPairs: c.logCounted,
     differences: c.diffs,
     reverted,
+    ...(note ? { note } : {}),
   };
 }
