@@ -16,6 +16,7 @@
  * the whole span (round 1), then 8 and 64 times narrower than the widest window the scan served
  * (rounds 2 and 3: an endpoint that loses logs in wide windows whatever their count).
  */
+import { pad, toHex, type Hex } from 'viem';
 import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -36,7 +37,6 @@ import { batchReader, type BatchReader } from './batch-reads.js';
 import { runCensus, type CensusOutcome } from './census.js';
 import { agentsOf, countByKind, SHOWN_DIFFERENCES } from './differences.js';
 import { repairFromCensus } from './repair.js';
-import { pad, toHex, type Hex } from 'viem';
 
 /** Repair rounds after a mismatch (windows: the whole span, then 8 and 64 times narrower). */
 const REPAIR_ROUNDS = 3;

@@ -140,27 +140,6 @@ export async function storeCensusDifferences(
   }
 }
 
-/** The chain's stored differences, in the order the census found them. */
-export async function readCensusDifferences(db: Queryable, network: string): Promise<StoredDifference[]> {
-  const rows = await db.query<{
-    what: string;
-    agent_id: string | null;
-    client: string | null;
-    chain_value: string;
-    index_value: string;
-  }>(
-    `SELECT what, agent_id, client, chain_value, index_value FROM census_differences WHERE network = $1 ORDER BY seq`,
-    [network],
-  );
-  return rows.map((r) => ({
-    what: r.what,
-    ...(r.agent_id === null ? {} : { agent_id: r.agent_id }),
-    ...(r.client === null ? {} : { client: r.client }),
-    chain: r.chain_value,
-    index: r.index_value,
-  }));
-}
-
 /** Writes (or clears, with null) the chain's configuration warnings. */
 export async function recordConfigWarning(
   db: Queryable,
