@@ -144,4 +144,62 @@ contract ReputationRegistry {
     function getClients(uint256 agentId) external view returns (address[] memory) {
         return _clients[agentId];
     }
+
+    /// @notice How many of the feedback the given clients gave the agent are not revoked (those with
+    /// tag1 / tag2 only, when given: an empty tag matches any), and their mean. As in the ERC-8004
+    /// registry the client list is required (an empty one reverts) and the mean is returned in the
+    /// most frequent valueDecimals of the feedback counted (the smallest on a tie), computed in 18
+    /// decimals; a mean that does not fit int128 at that precision is truncated (the count is exact).
+    function getSummary(uint256 agentId, address[] calldata clientAddresses, string calldata tag1, string calldata tag2)
+        external
+        view
+        returns (uint64 count, int128 summaryValue, uint8 summaryValueDecimals)
+    {
+        require(clientAddresses.length > 0, "clientAddresses required");
+        TagFilter memory filter = TagFilter({
+            byTag1: bytes(tag1).length > 0,
+            byTag2: bytes(tag2).length > 0,
+            hash1: keccak256(bytes(tag1)),
+            hash2: keccak256(bytes(tag2))
+        });
+        int256 sum18;
+        uint64[19] memory perDecimals;
+        for (uint256 i; i < clientAddresses.length; ++i) {
+            (uint64 n, int256 s) = _summarizeClient(agentId, clientAddresses[i], filter, perDecimals);
+            count += n;
+            sum18 += s;
+        }
+        if (count == 0) return (0, 0, 0);
+        for (uint8 d = 1; d <= MAX_VALUE_DECIMALS; ++d) {
+            if (perDecimals[d] > perDecimals[summaryValueDecimals]) summaryValueDecimals = d;
+        }
+        int256 mean18 = sum18 / int256(uint256(count));
+        summaryValue = int128(mean18 / int256(10 ** (MAX_VALUE_DECIMALS - summaryValueDecimals)));
+    }
+
+    struct TagFilter {
+        bool byTag1;
+        bool byTag2;
+        bytes32 hash1;
+        bytes32 hash2;
+    }
+
+    /// @dev One client's non-revoked feedback of the agent that the filter keeps: how many, their sum
+    /// in 18 decimals; counts each one's valueDecimals into `perDecimals`.
+    function _summarizeClient(uint256 agentId, address client, TagFilter memory filter, uint64[19] memory perDecimals)
+        private
+        view
+        returns (uint64 n, int256 sum18)
+    {
+        uint64 last = _lastIndex[agentId][client];
+        for (uint64 j = 1; j <= last; ++j) {
+            Feedback storage fb = _feedback[agentId][client][j];
+            if (fb.isRevoked) continue;
+            if (filter.byTag1 && keccak256(bytes(fb.tag1)) != filter.hash1) continue;
+            if (filter.byTag2 && keccak256(bytes(fb.tag2)) != filter.hash2) continue;
+            sum18 += int256(fb.value) * int256(10 ** (MAX_VALUE_DECIMALS - fb.valueDecimals));
+            ++perDecimals[fb.valueDecimals];
+            ++n;
+        }
+    }
 }

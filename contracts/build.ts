@@ -19,7 +19,13 @@ import solc from 'solc';
 const CONTRACTS_DIR = dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS_DIR = join(CONTRACTS_DIR, 'artifacts');
 // TestUSDC: a test-only EIP-3009 token for the x402 end-to-end tests (never deployed on a real network).
-const CONTRACTS = ['IdentityRegistry', 'ReputationRegistry', 'TestUSDC'] as const;
+// Multicall3: the project's own `aggregate3` (the census's batching), put at its canonical address.
+const CONTRACTS = ['IdentityRegistry', 'ReputationRegistry', 'TestUSDC', 'Multicall3'] as const;
+/**
+ * Contracts placed by their runtime code (local nodes install it at a fixed address from genesis,
+ * no deployment): their artifact carries `deployedBytecode` too.
+ */
+const WITH_RUNTIME: ReadonlySet<string> = new Set(['Multicall3']);
 
 /** The compiler version the sources pin (`pragma solidity 0.8.30`). */
 const EXPECTED_SOLC = '0.8.30';
@@ -31,13 +37,21 @@ interface SolcError {
 
 interface SolcOutput {
   errors?: SolcError[];
-  contracts?: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  contracts?: Record<
+    string,
+    Record<
+      string,
+      { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }
+    >
+  >;
 }
 
 export interface ContractArtifact {
   contractName: string;
   abi: unknown[];
   bytecode: `0x${string}`;
+  /** Runtime code (contracts of WITH_RUNTIME only). */
+  deployedBytecode?: `0x${string}`;
 }
 
 export async function buildContracts(): Promise<ContractArtifact[]> {
@@ -65,7 +79,7 @@ export async function buildContracts(): Promise<ContractArtifact[]> {
       viaIR: true,
       // Cancun: supported by EDR and by every L2 the index follows.
       evmVersion: 'cancun',
-      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
     },
   };
 
@@ -83,7 +97,14 @@ export async function buildContracts(): Promise<ContractArtifact[]> {
   for (const name of CONTRACTS) {
     const compiled = output.contracts?.[`contracts/${name}.sol`]?.[name];
     if (!compiled) throw new Error(`solc produced no output for ${name}`);
-    artifacts.push({ contractName: name, abi: compiled.abi, bytecode: `0x${compiled.evm.bytecode.object}` });
+    artifacts.push({
+      contractName: name,
+      abi: compiled.abi,
+      bytecode: `0x${compiled.evm.bytecode.object}`,
+      ...(WITH_RUNTIME.has(name)
+        ? { deployedBytecode: `0x${compiled.evm.deployedBytecode.object}` as const }
+        : {}),
+    });
   }
   return artifacts;
 }

@@ -37,6 +37,12 @@ export const NETWORKS = [
 ] as const;
 export type Network = (typeof NETWORKS)[number];
 
+/**
+ * Multicall3's address, the same on most EVM chains (a keyless deployment): the census batches its
+ * reads through its `aggregate3` where a chain has code there (checked per chain, per census).
+ */
+export const MULTICALL3_ADDRESS = '0xcA11bde05977b3631167028862bE2a173976CA11';
+
 const IDENTITY = '0x8004A169FB4a3325136EB29fA0ceB6D2e539a432';
 const REPUTATION = '0x8004BAa17C55a88189AE136b182e5fdA19dE9b63';
 

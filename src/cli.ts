@@ -14,7 +14,8 @@ import type { RunningServer } from './server.js';
 
 /**
  * Exit codes (sysexits.h): 0 ok; 1 a chain failed (index --once); 2 index lock held by another
- * pass; 64 usage; 69 the database server cannot be reached; 75 the data directory or the port is
+ * pass; 3 a chain's census ended in a standing mismatch (index --once: the index disagrees with
+ * the chain after the repairs; every chain was scanned); 64 usage; 69 the database server cannot be reached; 75 the data directory or the port is
  * held by another process; 78 configuration (a bad variable, a DATABASE_URL naming a missing
  * database or refusing the credentials, a HOST/PORT that cannot be bound).
  */
@@ -95,7 +96,9 @@ next batch.`,
 
 Runs one pass over every enabled chain: from each chain's checkpoint to head minus its confirmations.
 Exits 0 when every chain succeeded, 1 when any failed, 2 when another process holds the index lock,
-130 when Ctrl-C stopped it (at a batch boundary: what was written stays, the next pass resumes).
+3 when every chain was scanned but a chain's completeness census still disagrees with the chain
+after its repairs (GET /health shows it degraded, with what differs), 130 when Ctrl-C stopped it
+(at a batch boundary: what was written stays, the next pass resumes).
 On the embedded database a running "serve" owns the data directory: stop it first.`,
   migrate: `Usage: repindex migrate
 
@@ -290,8 +293,18 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
     // The registration files the pass queued (and any due), then the due probes, bounded.
     const { runRegistrationStep } = await import('./registrations/worker.js');
     await runRegistrationStep(db, config, { rounds: 50, probeBudgetMs: 30_000 });
-    // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
-    return report.failed.length > 0 || report.afterPassError ? 1 : 0;
+    // A failed chain, or a failed aggregate refresh after the pass, is a failed run; a census
+    // mismatch that the repairs left standing is a run that must not look fine to a cron job.
+    if (report.failed.length > 0 || report.afterPassError) return 1;
+    const mismatched = report.chains.filter((c) => c.census?.state === 'mismatch').map((c) => c.network);
+    if (mismatched.length > 0) {
+      logger('index').warn(
+        { chains: mismatched },
+        `[index] census mismatch left standing on ${mismatched.join(', ')}: exit code 3 (see GET /health)`,
+      );
+      return 3;
+    }
+    return 0;
   } finally {
     process.off('SIGINT', sigint);
     process.off('SIGTERM', sigterm);

@@ -74,10 +74,12 @@ export interface Config {
   solanaRpcConcurrency?: number;
   /**
    * The completeness census after each pass of an EVM chain: CENSUS (1, default; 0 = off),
-   * CENSUS_SAMPLE (agents sampled, default 16), CENSUS_SEED (the sample's seed; absent = a new
-   * sample every pass).
+   * CENSUS_FULL_EVERY (a census of every agent every Nth pass, default 1: every pass; the passes
+   * between check a sample), CENSUS_SAMPLE (agents sampled, default 16), CENSUS_SEED (the sample's
+   * seed; absent = a new sample every pass), CENSUS_BATCH (reads per Multicall3 eth_call, default
+   * 1000). See docs/COMPLETENESS.md.
    */
-  census?: { enabled: boolean; sample: number; seed: number | null };
+  census?: { enabled: boolean; sample: number; seed: number | null; fullEvery?: number; batch?: number };
   /** The feedback-document fetcher (FEEDBACK_* variables, see the README). */
   feedbackFetch: FeedbackFetchConfig;
   /**
@@ -334,6 +336,8 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: boolVar(env, 'CENSUS', true),
       sample: intVar(env, 'CENSUS_SAMPLE', 16, 0, 10_000),
       seed: env.CENSUS_SEED?.trim() ? intVar(env, 'CENSUS_SEED', 0, 0, 2 ** 32 - 1) : null,
+      fullEvery: intVar(env, 'CENSUS_FULL_EVERY', 1, 1, 100_000),
+      batch: intVar(env, 'CENSUS_BATCH', 1_000, 1, 10_000),
     },
     feedbackFetch: feedbackFetchConfig(env),
     registrations: registrationsConfig(env),

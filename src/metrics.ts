@@ -145,23 +145,23 @@ const aggregateRefresh = new Histogram({
 
 const censuses = new Counter({
   name: 'repindex_census_total',
-  help: 'Completeness censuses by chain and outcome (ok, mismatch: the chain and the index disagree, error: the census could not run).',
+  help: 'Completeness censuses by chain and outcome (ok; mismatch: the chain and the index disagree; unchecked: a census function reverted; error: the census could not run).',
   labelNames: ['chain', 'outcome'] as const,
   registers: [registry],
 });
-const censusRescans = new Counter({
-  name: 'repindex_census_rescans_total',
-  help: 'Rescans with smaller getLogs windows started by a census mismatch, by chain.',
+const censusRepairs = new Counter({
+  name: 'repindex_census_repairs_total',
+  help: 'Repair rounds (narrow getLogs filters for what differed, then a census of those agents again) started by a census mismatch, by chain.',
   labelNames: ['chain'] as const,
   registers: [registry],
 });
 
-export function recordCensus(chain: string, outcome: 'ok' | 'mismatch' | 'error'): void {
+export function recordCensus(chain: string, outcome: 'ok' | 'mismatch' | 'unchecked' | 'error'): void {
   censuses.inc({ chain, outcome });
 }
 
-export function recordCensusRescan(chain: string): void {
-  censusRescans.inc({ chain });
+export function recordCensusRepair(chain: string): void {
+  censusRepairs.inc({ chain });
 }
 
 const feedbackDocuments = new Counter({

@@ -99,13 +99,25 @@ describe('configuration', () => {
     expect(c.rpcMaxAttempts).toBe(2);
   });
 
-  it('reads the census settings: on with 16 agents and a new sample each pass by default', () => {
-    expect(loadConfig({}).census).toEqual({ enabled: true, sample: 16, seed: null });
-    expect(loadConfig({ CENSUS: '0', CENSUS_SAMPLE: '4', CENSUS_SEED: '42' }).census).toEqual({
-      enabled: false,
-      sample: 4,
-      seed: 42,
+  it('reads the census settings: on, a full census every pass in batches of 1000, a sample of 16 between, by default', () => {
+    expect(loadConfig({}).census).toEqual({
+      enabled: true,
+      sample: 16,
+      seed: null,
+      fullEvery: 1,
+      batch: 1000,
     });
+    expect(
+      loadConfig({
+        CENSUS: '0',
+        CENSUS_SAMPLE: '4',
+        CENSUS_SEED: '42',
+        CENSUS_FULL_EVERY: '24',
+        CENSUS_BATCH: '200',
+      }).census,
+    ).toEqual({ enabled: false, sample: 4, seed: 42, fullEvery: 24, batch: 200 });
+    expect(() => loadConfig({ CENSUS_FULL_EVERY: '0' })).toThrow(/CENSUS_FULL_EVERY/);
+    expect(() => loadConfig({ CENSUS_BATCH: 'many' })).toThrow(/CENSUS_BATCH/);
   });
 
   it('lists all 11 networks with chain ids and the registry addresses', () => {

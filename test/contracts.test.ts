@@ -62,6 +62,7 @@ describe('artifacts', () => {
     const fresh = await awaitCompiledContracts(inject('compiledContracts'));
     expect([...fresh.keys()].sort()).toEqual([
       'IdentityRegistry.json',
+      'Multicall3.json',
       'ReputationRegistry.json',
       'TestUSDC.json',
     ]);

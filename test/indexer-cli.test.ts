@@ -152,6 +152,39 @@ describe('repindex index --once', () => {
     }
   });
 
+  it('exits 3 on a census mismatch the repairs left standing; the next run through an honest node heals it (exit 0)', async () => {
+    const db = await childDatabase();
+    // Every eth_getLogs answer emptied: the scan writes nothing, the census finds every agent and
+    // pair missing, and no repair can read a log.
+    const empty = await startHostileRpc(chain.node.rpcUrl, { kind: 'empty', above: 0 });
+    cleanups.push(() => empty.close());
+    const env = { ...db.env, RPC_RETRY_BASE_MS: '10' };
+    const first = await startCli(['index', '--once'], {
+      ...env,
+      CHAINS_FILE: chainsFile({ base: localBase(empty.url), solana: { enabled: false } }),
+    }).done;
+    expect(first.code, first.out).toBe(3);
+    expect(first.out).toMatch(/census MISMATCH/);
+    expect(first.out).toMatch(/exit code 3/);
+    const second = await startCli(['index', '--once'], {
+      ...env,
+      CHAINS_FILE: chainsFile({ base: localBase(), solana: { enabled: false } }),
+    }).done;
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toMatch(/census ok at block \d+ after 1 repairs/);
+    const d = await db.open();
+    try {
+      expect(await dumpNetwork(d, 'base')).toEqual(reference);
+      const [row] = await d.query<{ census_state: string }>(
+        'SELECT census_state FROM chains WHERE network = $1',
+        ['base'],
+      );
+      expect(row!.census_state).toBe('ok');
+    } finally {
+      if (db.dir) await d.close();
+    }
+  });
+
   it('exits 1 when an enabled chain failed, and still indexes the others', async () => {
     const db = await childDatabase();
     const file = chainsFile({

@@ -8,7 +8,8 @@
  * built through each endpoint must equal the one built from the bare node, row for row.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Address, Hex } from 'viem';
+import { pad, type Address, type Hex } from 'viem';
+import { MULTICALL3_ADDRESS } from '../src/chains.js';
 import { createApp } from '../src/doors/http/app.js';
 import {
   deployRegistries,
@@ -18,8 +19,8 @@ import {
   transferAgent,
 } from '../src/demo/registries.js';
 import { createEvmScanner, type EvmScanOptions } from '../src/indexer/evm-scanner.js';
-import { INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
-import { runCensus } from '../src/indexer/census.js';
+import { EIP1967_IMPLEMENTATION_SLOT, INITIALIZABLE_SLOT } from '../src/indexer/config-check.js';
+import { runCensus } from '../src/completeness/census.js';
 import { runIndexPass, type ChainPassResult } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/index-events.js';
 import { renderMetrics, setMetricsDatabase } from '../src/metrics.js';
@@ -147,13 +148,32 @@ describe('"range too large" in every provider\'s words', () => {
   }
 });
 
-describe('a silent cap on the number of logs', () => {
-  it('an answer of exactly the cap is distrusted and asked again in halves: the same events', async () => {
-    await through({ kind: 'cap-results', max: 5 }, async (p) => {
-      const { events, stats } = await scanAll(p.url, { suspiciousCounts: [5] });
-      expect(p.spoiled).toBeGreaterThan(0);
-      expect(stats.halvings).toBeGreaterThan(0);
+describe('a silent cap on the number of logs, at any number', () => {
+  for (const max of [7, 13, 10]) {
+    it(`every answer above ${max} logs cut to exactly ${max} (HTTP 200), default settings: the same events`, async () => {
+      await through({ kind: 'cap-results', max }, async (p) => {
+        const { events, stats } = await scanAll(p.url);
+        expect(p.spoiled).toBeGreaterThan(0);
+        expect(stats.truncations).toBeGreaterThan(0);
+        expect(stats.cap).toBe(max);
+        expect(events).toEqual(bareEvents);
+      });
+    });
+  }
+
+  it('an honest node: answers checked only when they reach the largest count seen, never proven cut', async () => {
+    await through({ kind: 'well-behaved' }, async (p) => {
+      const { events, stats } = await scanAll(p.url, { initialRange: 8, maxRange: 8 });
       expect(events).toEqual(bareEvents);
+      expect(stats.truncations).toBe(0);
+      expect(stats.cap).toBeNull();
+      // each check costs two getLogs: far fewer checks than windows
+      const windows = Math.ceil((head + 1) / 8);
+      expect(stats.capChecks).toBeGreaterThan(0);
+      expect(stats.capChecks).toBeLessThan(windows / 2);
+      expect(p.calls.eth_getLogs).toBeLessThanOrEqual(
+        windows + 2 * (stats.capChecks + stats.denseBlocks) + 2,
+      );
     });
   });
 });
@@ -189,11 +209,22 @@ describe('batches, rate limits', () => {
 });
 
 describe('silent loss, caught by the census', () => {
-  it('a well-behaved node: census ok, no rescan', async () => {
+  it('a well-behaved node: a full census through Multicall3 agrees, no repair', async () => {
     await through({ kind: 'well-behaved' }, async (p) => {
       const { chain: c } = await pass([{ ...target(chain, { network: 'bsc' }), rpcUrl: p.url }]);
       expect(c.status).toBe('ok');
-      expect(c.census).toEqual({ state: 'ok', rescans: 0, differences: 0 });
+      expect(c.census).toEqual({
+        state: 'ok',
+        scope: 'full',
+        method: 'multicall3',
+        repairs: 0,
+        repaired: 0,
+        differences: 0,
+        calls: expect.any(Number),
+      });
+      // four agents, 12 ratings: the minted count and three rounds of reads, a handful of eth_calls
+      expect(c.census!.calls).toBeLessThanOrEqual(8);
+      expect(p.calls.eth_call).toBe(c.census!.calls + 1); // + the configuration check's getIdentityRegistry
       expect(await dumpNetwork(t.db, 'bsc')).toEqual(reference);
     });
   });
@@ -202,13 +233,14 @@ describe('silent loss, caught by the census', () => {
     ['celo', 'truncate'],
     ['ethereum', 'empty'],
   ] as const) {
-    it(`${kind}: HTTP 200 with ${kind === 'truncate' ? '20 % of the logs dropped' : '[]'} above 6 blocks: the census finds it, a rescan with smaller windows repairs it`, async () => {
+    it(`${kind}: HTTP 200 with ${kind === 'truncate' ? '20 % of the logs dropped' : '[]'} above 6 blocks: the census finds it, the repair from its differences restores it`, async () => {
       await through({ kind, above: 6 }, async (p) => {
         const { chain: c, log } = await pass([{ ...target(chain, { network }), rpcUrl: p.url }]);
         expect(p.droppedLogs).toBeGreaterThan(0);
         expect(c.status).toBe('ok');
         expect(c.census?.state).toBe('ok');
-        expect(c.census!.rescans).toBeGreaterThan(0);
+        expect(c.census!.repairs).toBeGreaterThan(0);
+        expect(c.census!.repaired).toBeGreaterThan(0);
         expect(log.warnings.some((w) => w.includes('census mismatch'))).toBe(true);
         expect(await dumpNetwork(t.db, network)).toEqual(reference);
         expect((await chainRow(network)).census_state).toBe('ok');
@@ -216,15 +248,17 @@ describe('silent loss, caught by the census', () => {
     });
   }
 
-  it('the census reads the index in three queries, whatever the sample (not two per sampled agent)', async () => {
+  it('the census reads the index in three queries per chunk of agents (not two per agent)', async () => {
     const cfg = configFor([target(chain)]).chains.find((c) => c.network === 'base')!;
     const scanner = createEvmScanner(cfg, FAST, quietLogger());
-    const counted = countingDb(t.db);
-    const out = await runCensus(scanner.reads, counted, cfg, head, { sample: 16, seed: 3 });
-    expect(out).toMatchObject({ state: 'ok', sampledAgents: 4 });
-    expect(out.sampledPairs).toBeGreaterThan(0);
-    // Registered rows counted, the sampled agents' rows, their (agent, rater) pairs.
-    expect(counted.calls()).toBe(3);
+    for (const scope of ['full', 'sample'] as const) {
+      const counted = countingDb(t.db);
+      const out = await runCensus(scanner.reads, counted, cfg, head, { scope, sample: 16, seed: 3 });
+      expect(out).toMatchObject({ state: 'ok', scope, agentsChecked: 4, method: 'multicall3' });
+      expect(out.pairsChecked).toBeGreaterThan(0);
+      // Registered rows counted, the chunk's agent rows, their (agent, rater) pairs.
+      expect(counted.calls()).toBe(3);
+    }
   });
 
   it('without the census (CENSUS=0) the same node leaves rows out: the census is what repairs them', async () => {
@@ -239,50 +273,85 @@ describe('silent loss, caught by the census', () => {
     });
   });
 
-  it('a loss no rescan repairs stays a mismatch: in /health (degraded, what differs) and /metrics', async () => {
+  it('a loss no repair restores stays a mismatch (/health degraded, every difference stored, /metrics); the next pass through an honest node heals it', async () => {
     await through({ kind: 'empty', above: 0 }, async (p) => {
       const { chain: c } = await pass([{ ...target(chain, { network: 'monad' }), rpcUrl: p.url }], {
         census: { enabled: true, sample: 4, seed: 7 },
       });
       expect(c.status).toBe('ok');
       expect(c.census?.state).toBe('mismatch');
-      expect(c.census!.rescans).toBeGreaterThan(0);
+      expect(c.census!.repairs).toBe(3);
+      expect(c.census!.repaired).toBe(0);
     });
     const app = createApp({
       config: configFor([target(chain, { network: 'monad' })]),
       db: t.db,
       now: () => new Date(),
     });
-    const health = (await (await app.request('/health')).json()) as {
-      status: string;
-      status_reason: string;
-      chains: {
-        network: string;
-        census: { state: string; block: number; detail: Record<string, unknown> };
-      }[];
-    };
-    expect(health.status).toBe('degraded');
-    expect(health.status_reason).toContain('census mismatch');
-    const monad = health.chains.find((x) => x.network === 'monad')!;
-    expect(monad.census.state).toBe('mismatch');
+    const health = async () =>
+      (await (await app.request('/health')).json()) as {
+        status: string;
+        status_reason: string;
+        chains: {
+          network: string;
+          census: {
+            state: string;
+            scope: string;
+            method: string;
+            block: number;
+            detail: Record<string, unknown>;
+          };
+        }[];
+      };
+    const before = await health();
+    expect(before.status).toBe('degraded');
+    expect(before.status_reason).toContain('census mismatch');
+    const monad = before.chains.find((x) => x.network === 'monad')!;
+    expect(monad.census).toMatchObject({ state: 'mismatch', scope: 'full', method: 'multicall3' });
     expect(monad.census.block).toBeGreaterThan(0);
     expect(monad.census.detail.minted).toBe(4);
     expect(monad.census.detail.registered).toBe(0);
     expect(monad.census.detail.differences).toContainEqual({ what: 'agents', chain: '4', index: '0' });
+    // Every difference is stored: each agent (registered, owner, uri) and each (agent, client) pair.
+    const stored = await t.db.query<{ what: string; agent_id: string | null; client: string | null }>(
+      `SELECT what, agent_id, client FROM census_differences WHERE network = 'monad' ORDER BY seq`,
+    );
+    expect(stored).toHaveLength(monad.census.detail.difference_count as number);
+    const pairsOnChain = new Set(
+      reference.ratings!.map(
+        (r) => `${(r as { agent_id: string }).agent_id}|${(r as { rater: string }).rater}`,
+      ),
+    );
+    expect(
+      stored
+        .filter((d) => d.what === 'feedback')
+        .map((d) => `${d.agent_id}|${d.client}`)
+        .sort(),
+    ).toEqual([...pairsOnChain].sort());
+    expect(stored.filter((d) => d.what === 'registered').map((d) => d.agent_id)).toEqual([
+      '0',
+      '1',
+      '2',
+      '3',
+    ]);
     setMetricsDatabase(t.db);
     const { body } = await renderMetrics();
     expect(body).toMatch(/repindex_census_total\{chain="monad",outcome="mismatch"\} 1/);
-    expect(body).toMatch(/repindex_census_rescans_total\{chain="monad"\} [1-9]/);
+    expect(body).toMatch(/repindex_census_repairs_total\{chain="monad"\} 3/);
     expect(body).toMatch(/repindex_chain_census_ok\{chain="monad"\} 0/);
 
-    // The next pass (nothing new on the chain) does not rescan the range rescanned in vain.
-    await through({ kind: 'empty', above: 0 }, async (p) => {
+    // The operator fixes the RPC: the next pass (nothing new on the chain) heals the index.
+    await through({ kind: 'well-behaved' }, async (p) => {
       const { chain: c } = await pass([{ ...target(chain, { network: 'monad' }), rpcUrl: p.url }], {
         census: { enabled: true, sample: 4, seed: 7 },
       });
-      expect(c.census).toMatchObject({ state: 'mismatch', rescans: 0 });
-      expect(p.calls.eth_getLogs ?? 0).toBe(0);
+      expect(c.census).toMatchObject({ state: 'ok', scope: 'full', repairs: 1 });
+      expect(p.calls.eth_getLogs).toBeGreaterThan(0);
     });
+    expect(await dumpNetwork(t.db, 'monad')).toEqual(reference);
+    const after = await health();
+    expect(after.chains.find((x) => x.network === 'monad')!.census.state).toBe('ok');
+    expect(await t.db.query(`SELECT 1 FROM census_differences WHERE network = 'monad'`)).toHaveLength(0);
   });
 });
 
@@ -339,8 +408,8 @@ describe('a census that cannot run', () => {
       expect(before.bsc.state).toBe('ok');
       expect(before.status).toBe('degraded');
 
-      // A pass during which the identity registry's reads fail: the scan succeeds, the census cannot run.
-      await through({ kind: 'fail-call', to: chain.reg.identityRegistry }, async (p) => {
+      // A pass during which the census's reads (through Multicall3) fail: the scan succeeds, the census cannot run.
+      await through({ kind: 'fail-call', to: MULTICALL3_ADDRESS }, async (p) => {
         const r = await passOn({ monad: p.url, bsc: p.url });
         for (const c of [r.monad, r.bsc]) {
           expect(c.status).toBe('ok');
@@ -389,19 +458,57 @@ describe('configuration mistakes', () => {
     );
   });
 
-  it('an implementation whose initializers are disabled (OpenZeppelin upgradeable): refused with the fix', async () => {
-    const impl = '0x00000000000000000000000000000000000b0b00' as Hex;
-    const code = await chain.node.request<Hex>('eth_getCode', [chain.reg.reputationRegistry, 'latest']);
+  /** Code of `from` at `impl`, its initializers disabled as an OpenZeppelin implementation's are. */
+  async function implementationOf(from: Hex, impl: Hex): Promise<void> {
+    const code = await chain.node.request<Hex>('eth_getCode', [from, 'latest']);
     await chain.node.request('hardhat_setCode', [impl, code]);
     await chain.node.request('hardhat_setStorageAt', [
       impl,
       INITIALIZABLE_SLOT,
       `0x${'0'.repeat(48)}${'f'.repeat(16)}`,
     ]);
-    await refused(
-      { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, reputationRegistry: impl } },
-      /reputationRegistry 0x0+b0b00 is an implementation contract .*configure the proxy's address instead \(the built-in reputationRegistry of polygon is 0x8004/,
+  }
+
+  it("the identity registry's implementation (initializers disabled): refused, naming the proxy the reputation registry's getIdentityRegistry() names on this chain", async () => {
+    const impl = '0x00000000000000000000000000000000000a1d00' as Hex;
+    await implementationOf(chain.reg.identityRegistry, impl);
+    const c = await refused(
+      { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, identityRegistry: impl } },
+      new RegExp(
+        `identityRegistry 0x0+a1d00 is an implementation contract .*set identityRegistry to ${chain.reg.identityRegistry.toLowerCase()} \\(the reputationRegistry's getIdentityRegistry\\(\\) names it\\)`,
+      ),
     );
+    // never the network's built-in mainnet proxy, which has no code on this chain
+    expect(c.error).not.toMatch(/0x8004/i);
+  });
+
+  it("the reputation registry's implementation: refused, naming the built-in proxy only when it is a contract on this chain whose EIP-1967 slot holds the implementation", async () => {
+    const impl = '0x00000000000000000000000000000000000b0b00' as Hex;
+    await implementationOf(chain.reg.reputationRegistry, impl);
+    const tg = { ...target(chain, { network: 'polygon' }), reg: { ...chain.reg, reputationRegistry: impl } };
+    const bare = await refused(
+      tg,
+      /reputationRegistry 0x0+b0b00 is an implementation contract .*configure the proxy's address instead \(the contract whose EIP-1967 implementation slot/,
+    );
+    expect(bare.error).not.toMatch(/0x8004/i);
+    // A proxy at the built-in address of polygon, on this chain, pointing at the implementation.
+    const builtIn = '0x8004BAa17C55a88189AE136b182e5fdA19dE9b63';
+    await chain.node.request('hardhat_setCode', [builtIn, '0x6000']);
+    await chain.node.request('hardhat_setStorageAt', [
+      builtIn,
+      EIP1967_IMPLEMENTATION_SLOT,
+      pad(impl, { size: 32 }),
+    ]);
+    try {
+      await refused(
+        tg,
+        new RegExp(
+          `set reputationRegistry to ${builtIn.toLowerCase()} \\(the built-in reputationRegistry of polygon, whose EIP-1967 implementation slot holds this address\\)`,
+        ),
+      );
+    } finally {
+      await chain.node.request('hardhat_setCode', [builtIn, '0x']);
+    }
   });
 
   it('a reputation registry whose getIdentityRegistry() answers zero (empty storage): refused', async () => {

@@ -14,6 +14,10 @@
  * arrival order, which keeps scripted chains deterministic). All EDR/Hardhat RPC methods pass
  * through, notably `evm_setNextBlockTimestamp`, `evm_increaseTime`, `evm_mine [timestamp]`,
  * `evm_setAutomine`, `hardhat_mine`, `hardhat_setBalance`, `hardhat_impersonateAccount`.
+ *
+ * Like a public EVM chain, the genesis carries Multicall3 at 0xcA11bde0…CA11 (the project's own
+ * `aggregate3`-only contract, its runtime code installed in the genesis state, no deployment
+ * transaction): the indexer's census finds it with eth_getCode as it would on mainnet.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +35,8 @@ import {
 } from '@nomicfoundation/edr';
 import { hexToBytes } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
+import { MULTICALL3_ADDRESS } from '../chains.js';
+import multicallArtifact from '../../contracts/artifacts/Multicall3.json' with { type: 'json' };
 
 export type Hex = `0x${string}`;
 
@@ -46,6 +52,11 @@ interface LocalNodeOptions {
   genesisTimestamp?: number;
   /** Number of funded, unlocked dev accounts (1..10). Default 10. */
   accountCount?: number;
+  /**
+   * Default true: the genesis holds the project's Multicall3 (`aggregate3`, contracts/Multicall3.sol)
+   * at its canonical address, as public EVM chains do; false: no code there (a chain without it).
+   */
+  multicall3?: boolean;
 }
 
 export interface LocalNode {
@@ -175,6 +186,14 @@ export async function startLocalNode(opts: LocalNodeOptions): Promise<LocalNode>
       // The hardfork's system contracts (beacon roots, history storage, …), then our accounts.
       ...l1GenesisState(l1HardforkFromString(hardfork)),
       ...accounts.map((address) => ({ address: hexToBytes(address), balance: ACCOUNT_BALANCE })),
+      ...(opts.multicall3 === false
+        ? []
+        : [
+            {
+              address: hexToBytes(MULTICALL3_ADDRESS),
+              code: hexToBytes(multicallArtifact.deployedBytecode as Hex),
+            },
+          ]),
     ],
     hardfork,
     minGasPrice: 0n,

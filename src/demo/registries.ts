@@ -82,6 +82,7 @@ export const reputationRegistryAbi = parseAbi([
   'function getLastIndex(uint256 agentId, address clientAddress) view returns (uint64)',
   'function readFeedback(uint256 agentId, address clientAddress, uint64 feedbackIndex) view returns (int128 value, uint8 valueDecimals, string tag1, string tag2, bool isRevoked)',
   'function getClients(uint256 agentId) view returns (address[])',
+  'function getSummary(uint256 agentId, address[] clientAddresses, string tag1, string tag2) view returns (uint64 count, int128 summaryValue, uint8 summaryValueDecimals)',
 ]);
 
 /** The compiled artifacts as committed ({contractName, abi, bytecode}). */

@@ -1,6 +1,6 @@
 /**
  * Checks of an EVM chain's configuration, made at the start of every pass (five cheap calls at
- * the head): each registry has code; neither looks like an implementation contract behind a proxy
+ * the head; a refusal makes a few more to name the fix): each registry has code; neither looks like an implementation contract behind a proxy
  * (its initializers disabled in the ERC-7201 `Initializable` slot, as OpenZeppelin's upgradeable
  * implementations are deployed); the reputation registry's `getIdentityRegistry()` answers the
  * configured identity registry (an implementation's empty storage answers zero or reverts). A
@@ -26,20 +26,71 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
-function builtInAddress(chain: ChainConfig, which: 'identityRegistry' | 'reputationRegistry'): string | null {
+function builtInAddress(chain: ChainConfig, which: 'identityRegistry' | 'reputationRegistry'): Hex | null {
   if (!isNetwork(chain.network)) return null;
   const a = builtInChains()[chain.network][which];
-  return a && a.toLowerCase() !== (chain[which] ?? '').toLowerCase() ? a : null;
-}
-
-function proxyHint(chain: ChainConfig, which: 'identityRegistry' | 'reputationRegistry'): string {
-  const builtIn = builtInAddress(chain, which);
-  return builtIn
-    ? `configure the proxy's address instead (the built-in ${which} of ${chain.network} is ${builtIn})`
-    : `configure the proxy's address instead (the contract whose EIP-1967 implementation slot ${EIP1967_IMPLEMENTATION_SLOT} holds this address)`;
+  return a && a.toLowerCase() !== (chain[which] ?? '').toLowerCase() ? (a.toLowerCase() as Hex) : null;
 }
 
 const word = (h: Hex) => (h === '0x' || h === '0x0' ? 0n : BigInt(h));
+const hasCode = (code: Hex) => code !== '0x' && code !== '0x0';
+/** The address an EIP-1967 slot word holds (its low 20 bytes). */
+const slotAddress = (h: Hex) => `0x${word(h).toString(16).padStart(40, '0').slice(-40)}` as Hex;
+
+/**
+ * The fix for an implementation address, naming the proxy of THIS chain where one is found: for
+ * the identity registry, the proxy the configured reputation registry's getIdentityRegistry()
+ * names; else the network's built-in address when it has code on this chain (said whether its
+ * EIP-1967 implementation slot holds this implementation). A built-in address without code here
+ * is not named (it would send the operator to another chain's address).
+ */
+async function proxyHint(
+  reads: EvmReads,
+  chain: ChainConfig,
+  which: 'identityRegistry' | 'reputationRegistry',
+  implementation: Hex,
+  head: number,
+): Promise<string> {
+  if (which === 'identityRegistry' && chain.reputationRegistry) {
+    const out = await reads
+      .call(
+        chain.reputationRegistry.toLowerCase() as Hex,
+        encodeFunctionData({ abi: reputationAbi, functionName: 'getIdentityRegistry' }),
+        head,
+      )
+      .catch(() => null);
+    const named =
+      out && out !== '0x'
+        ? (
+            decodeFunctionResult({
+              abi: reputationAbi,
+              functionName: 'getIdentityRegistry',
+              data: out,
+            }) as string
+          ).toLowerCase()
+        : null;
+    if (
+      named &&
+      !/^0x0{40}$/.test(named) &&
+      named !== implementation &&
+      hasCode(await reads.code(named as Hex, head))
+    ) {
+      const slot = slotAddress(await reads.storage(named as Hex, EIP1967_IMPLEMENTATION_SLOT, head));
+      return (
+        `configure the proxy's address instead: set identityRegistry to ${named} (the reputationRegistry's getIdentityRegistry() names it` +
+        `${slot === implementation ? '; its EIP-1967 implementation slot holds this address' : ''})`
+      );
+    }
+  }
+  const builtIn = builtInAddress(chain, which);
+  if (builtIn && hasCode(await reads.code(builtIn, head))) {
+    const slot = slotAddress(await reads.storage(builtIn, EIP1967_IMPLEMENTATION_SLOT, head));
+    return slot === implementation
+      ? `configure the proxy's address instead: set ${which} to ${builtIn} (the built-in ${which} of ${chain.network}, whose EIP-1967 implementation slot holds this address)`
+      : `configure the proxy's address instead (the built-in ${which} of ${chain.network}, ${builtIn}, is a contract on this chain)`;
+  }
+  return `configure the proxy's address instead (the contract whose EIP-1967 implementation slot ${EIP1967_IMPLEMENTATION_SLOT} holds this address)`;
+}
 
 /** Throws a ConfigurationError naming the fix when the chain's registries are misconfigured. */
 export async function checkRegistries(reads: EvmReads, chain: ChainConfig, head: number): Promise<void> {
@@ -59,7 +110,7 @@ export async function checkRegistries(reads: EvmReads, chain: ChainConfig, head:
     const init = word(await reads.storage(address, INITIALIZABLE_SLOT, head));
     if ((init & DISABLED) === DISABLED) {
       throw new ConfigurationError(
-        `${net}: the ${which} ${address} is an implementation contract (its initializers are disabled): it holds no agents and emits no events; ${proxyHint(chain, which)}`,
+        `${net}: the ${which} ${address} is an implementation contract (its initializers are disabled): it holds no agents and emits no events; ${await proxyHint(reads, chain, which, address, head)}`,
       );
     }
   }
@@ -67,14 +118,14 @@ export async function checkRegistries(reads: EvmReads, chain: ChainConfig, head:
   const out = await reads.call(reputation, data, head);
   if (out === null || out === '0x') {
     throw new ConfigurationError(
-      `${net}: the reputationRegistry ${reputation} does not answer getIdentityRegistry(): not an ERC-8004 reputation registry, or an implementation behind a proxy; ${proxyHint(chain, 'reputationRegistry')}`,
+      `${net}: the reputationRegistry ${reputation} does not answer getIdentityRegistry(): not an ERC-8004 reputation registry, or an implementation behind a proxy; ${await proxyHint(reads, chain, 'reputationRegistry', reputation, head)}`,
     );
   }
   const linked = decodeFunctionResult({ abi: reputationAbi, functionName: 'getIdentityRegistry', data: out });
   const l = linked.toLowerCase();
   if (/^0x0{40}$/.test(l)) {
     throw new ConfigurationError(
-      `${net}: the reputationRegistry ${reputation} answers getIdentityRegistry() = the zero address: an implementation contract's empty storage; ${proxyHint(chain, 'reputationRegistry')}`,
+      `${net}: the reputationRegistry ${reputation} answers getIdentityRegistry() = the zero address: an implementation contract's empty storage; ${await proxyHint(reads, chain, 'reputationRegistry', reputation, head)}`,
     );
   }
   if (l !== identity) {

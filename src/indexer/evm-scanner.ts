@@ -4,6 +4,9 @@
  *  - ADAPTIVE ranges: start at `initialRange`, halve on "range too large" / response-size /
  *    "too many results" errors and on timeouts, double again (up to `maxRange`) after a success
  *    that returned few logs;
+ *  - SILENT CAPS at any number: an answer that reaches the largest count seen is checked against
+ *    its parts, and a one-block window that reaches it is read from the block's receipts
+ *    (./log-caps.ts);
  *  - retries with exponential backoff and jitter on 429, 5xx and network errors (bounded
  *    attempts), after which the chain fails for this pass;
  *  - block timestamps from the chain (the log's own `blockTimestamp` when the node gives one,
@@ -25,6 +28,14 @@ import {
 import type { ChainConfig } from '../chains.js';
 import { recordRpcError } from '../metrics.js';
 import { IDENTITY_EVENTS, IDENTITY_TOPICS, REPUTATION_EVENTS, REPUTATION_TOPICS, TOPIC } from './evm-abi.js';
+import {
+  blockReceiptLogs,
+  completeWindow,
+  newCapGuard,
+  type CapGuard,
+  type LogFilter,
+  type WindowReader,
+} from './log-caps.js';
 import {
   backOffBeforeRetry,
   classifyEvmError,
@@ -60,11 +71,6 @@ export interface EvmScanOptions {
   maxDelayMs: number;
   /** Per-request timeout. */
   timeoutMs: number;
-  /**
-   * Log counts that look like a provider's silent cap: such an answer over more than one block is
-   * asked again in halves instead of being trusted.
-   */
-  suspiciousCounts: readonly number[];
   /** Longest wait a 429's Retry-After may impose before a retry. */
   maxRetryAfterMs: number;
   /** Parallel eth_getBlockByNumber requests when logs carry no timestamp. */
@@ -82,7 +88,6 @@ const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   maxDelayMs: 10_000,
   timeoutMs: 30_000,
   maxRetryAfterMs: 60_000,
-  suspiciousCounts: [1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000],
   blockConcurrency: 8,
   blockCacheSize: 50_000,
 };
@@ -98,10 +103,16 @@ export interface EvmScanStats {
   ceiling: number | null;
   minRange: number;
   lastRange: number;
-  /** The widest range the node served (a census rescan starts below it). */
+  /** The widest range the node served (a census repair's later rounds use narrower windows). */
   widest: number;
   skippedLogs: number;
   blockFetches: number;
+  /** Answers checked against their parts, answers proven cut, the smallest cut count (./log-caps.ts). */
+  capChecks: number;
+  truncations: number;
+  cap: number | null;
+  /** One-block windows read from their receipts. */
+  denseBlocks: number;
 }
 
 /** Longest metadata key kept (it is part of a primary key; btree entries are limited). */
@@ -343,7 +354,10 @@ class AdaptiveRange {
   succeeded(logs: number): void {
     this.streak++;
     const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
-    if (logs < this.o.growBelowLogs && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
+    // Behind a proven cap, ranges grow only while answers stay well below it.
+    const cap = this.stats.cap;
+    const few = logs < this.o.growBelowLogs && (cap === null || logs * 2 < cap);
+    if (few && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
       this.width = Math.min(top, this.width * 2);
       this.streak = 0;
     }
@@ -368,6 +382,14 @@ interface EvmScan {
   decode: DecodeContext;
   /** No call starts before this time (ms since the epoch): set by a 429's Retry-After. */
   pausedUntil: number;
+  /** What the endpoint's answers taught about a silent cap (one per scanner: one endpoint, one pass). */
+  caps: CapGuard;
+  /** False once the node refused eth_getBlockReceipts (then a block's receipts are read one by one). */
+  receipts: { blockReceipts: boolean };
+  /** The registries' own filter: both contracts, every event the index reads. */
+  filter: LogFilter;
+  /** A client that sends concurrent requests as JSON-RPC batches of at most 10 (the census's plain reads). */
+  batchClient: PublicClient;
 }
 
 /** The chain's registries, checked and lower-cased (an EVM chain with both registries set). */
@@ -394,6 +416,10 @@ function emptyStats(o: EvmScanOptions): EvmScanStats {
     widest: 0,
     skippedLogs: 0,
     blockFetches: 0,
+    capChecks: 0,
+    truncations: 0,
+    cap: null,
+    denseBlocks: 0,
   };
 }
 
@@ -469,14 +495,15 @@ async function rpcCall<T>(
   }
 }
 
-/** The registries' logs of blocks from..to, one eth_getLogs for both contracts. */
-async function getLogs(s: EvmScan, from: number, to: number, canShrink: boolean): Promise<RawLog[]> {
-  const params = {
-    address: s.identity === s.reputation ? s.identity : [s.identity, s.reputation],
-    topics: [[...IDENTITY_TOPICS, ...REPUTATION_TOPICS]],
-    fromBlock: toHex(from),
-    toBlock: toHex(to),
-  };
+/** The logs of blocks from..to that a filter matches (default: both registries, every event read). */
+async function getLogs(
+  s: EvmScan,
+  from: number,
+  to: number,
+  canShrink: boolean,
+  filter: LogFilter = s.filter,
+): Promise<RawLog[]> {
+  const params = { ...filter, fromBlock: toHex(from), toBlock: toHex(to) };
   const logs = await rpcCall(
     s,
     `eth_getLogs ${from}..${to}`,
@@ -604,6 +631,27 @@ export interface EvmReads {
   code(address: Hex, block: number): Promise<Hex>;
   storage(address: Hex, slot: Hex, block: number): Promise<Hex>;
   call(to: Hex, data: Hex, block: number): Promise<Hex | null>;
+  /** Several eth_calls sent as JSON-RPC batches of at most 10 (each one a request); null: reverted. */
+  calls(calls: readonly { to: Hex; data: Hex }[], block: number): Promise<(Hex | null)[]>;
+}
+
+/** One eth_call through `client` with the retry policy; null when the contract reverted. */
+async function ethCall(
+  s: EvmScan,
+  client: PublicClient,
+  to: Hex,
+  data: Hex,
+  block: number,
+): Promise<Hex | null> {
+  try {
+    const out = await rpcCall(s, `eth_call ${to} ${data.slice(0, 10)} @${block}`, () =>
+      client.request({ method: 'eth_call', params: [{ to, data }, toHex(block)] }),
+    );
+    return String(out).toLowerCase() as Hex;
+  } catch (err) {
+    if (isRevert(err)) return null;
+    throw err;
+  }
 }
 
 function readsOf(s: EvmScan): EvmReads {
@@ -620,53 +668,105 @@ function readsOf(s: EvmScan): EvmReads {
           s.client.request({ method: 'eth_getStorageAt', params: [address, slot, toHex(block)] }),
         ),
       ).toLowerCase() as Hex,
-    call: async (to, data, block) => {
-      try {
-        const out = await rpcCall(s, `eth_call ${to} ${data.slice(0, 10)} @${block}`, () =>
-          s.client.request({ method: 'eth_call', params: [{ to, data }, toHex(block)] }),
-        );
-        return String(out).toLowerCase() as Hex;
-      } catch (err) {
-        if (isRevert(err)) return null;
-        throw err;
-      }
-    },
+    call: (to, data, block) => ethCall(s, s.client, to, data, block),
+    calls: (calls, block) => Promise.all(calls.map((c) => ethCall(s, s.batchClient, c.to, c.data, block))),
   };
 }
 
-/** Batches of blocks from..to, one per getLogs range; a range too wide is halved and asked again. */
-async function* scanRanges(s: EvmScan, from: number, to: number): AsyncGenerator<ScanBatch> {
+/** How log-caps.ts reads the parts of a window and a block's receipts, with this filter. */
+function windowReader(s: EvmScan, filter: LogFilter): WindowReader<RawLog> {
+  return {
+    logs: (from, to) => getLogs(s, from, to, false, filter),
+    blockLogs: async (n) =>
+      (await blockReceiptLogs(
+        (method, params) => rpcCall(s, `${method} ${n}`, () => s.client.request({ method, params } as never)),
+        n,
+        filter,
+        s.receipts,
+      )) as RawLog[],
+  };
+}
+
+/**
+ * Batches of blocks from..to, one per getLogs range (the scanner's own ranges, or `range` for a
+ * narrow filter's scan); a range too wide is narrowed and asked again; an answer that may have
+ * been cut silently is completed from its parts (./log-caps.ts).
+ */
+async function* scanRanges(
+  s: EvmScan,
+  from: number,
+  to: number,
+  range: AdaptiveRange = s.range,
+  filter: LogFilter = s.filter,
+): AsyncGenerator<ScanBatch> {
+  const reader = windowReader(s, filter);
   let cur = from;
   while (cur <= to) {
-    const end = Math.min(to, cur + s.range.width - 1);
+    const end = Math.min(to, cur + range.width - 1);
     let logs: RawLog[];
     try {
-      logs = await getLogs(s, cur, end, end > cur);
+      logs = await getLogs(s, cur, end, end > cur, filter);
     } catch (err) {
       if (!(err instanceof RangeTooWide)) throw err;
-      const next = s.range.shrink(end - cur + 1, rangeHint(err.original));
+      const next = range.shrink(end - cur + 1, rangeHint(err.original));
       s.log.warn(
         `[index] ${s.network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
       );
       continue;
     }
-    if (end > cur && s.o.suspiciousCounts.includes(logs.length)) {
-      const next = s.range.shrink(end - cur + 1, {});
+    const answered = logs.length;
+    const checked = await completeWindow(s.caps, reader, cur, end, logs);
+    syncCapStats(s);
+    if (checked.truncated) {
+      const next = end > cur ? range.shrink(end - cur + 1, {}) : range.width;
       s.log.warn(
-        `[index] ${s.network}: eth_getLogs ${cur}..${end} returned exactly ${logs.length} logs (a provider's cap?); range ${end - cur + 1} -> ${next} blocks`,
+        `[index] ${s.network}: eth_getLogs ${cur}..${end} answered ${answered} logs of ${checked.logs.length} (a silent cap); ` +
+          `completed from narrower windows${end > cur ? `, range ${end - cur + 1} -> ${next} blocks` : ' and the block receipts'}`,
+        { chain: s.network, from: cur, to: end, answered, complete: checked.logs.length, cap: s.caps.cap },
       );
-      continue;
     }
     s.stats.widest = Math.max(s.stats.widest, end - cur + 1);
-    yield await toBatch(s, cur, end, logs);
+    yield await toBatch(s, cur, end, checked.logs);
     cur = end + 1;
-    s.range.succeeded(logs.length);
+    range.succeeded(answered);
   }
+}
+
+function syncCapStats(s: EvmScan): void {
+  s.stats.capChecks = s.caps.checks;
+  s.stats.truncations = s.caps.truncations;
+  s.stats.cap = s.caps.cap;
+  s.stats.denseBlocks = s.caps.denseBlocks;
+}
+
+/**
+ * The events of a narrow filter (one registry, topics by agent, client or token) over from..to, as
+ * non-advancing batches: ranges start at the whole span (or the node's named limit), since a
+ * narrow filter matches few logs; `width` forces narrower ones (a repair that distrusts wide
+ * answers). Range errors, silent caps and dense blocks are handled as in the scan.
+ */
+async function* scanFiltered(
+  s: EvmScan,
+  filter: LogFilter,
+  from: number,
+  to: number,
+  width?: number,
+): AsyncGenerator<ScanBatch> {
+  const span = to - from + 1;
+  const first = Math.max(1, Math.min(width ?? span, s.stats.ceiling ?? span));
+  const range = new AdaptiveRange({ ...s.o, initialRange: first, maxRange: first }, s.stats);
+  for await (const batch of scanRanges(s, from, to, range, filter))
+    if (batch.events.length > 0) yield { ...batch, advance: false };
 }
 
 // ------------------------------------------------------------------ the scanner
 
-export type EvmScanner = ChainScanner & { readonly stats: EvmScanStats; readonly reads: EvmReads };
+export type EvmScanner = ChainScanner & {
+  readonly stats: EvmScanStats;
+  readonly reads: EvmReads;
+  /** Events a narrow filter matches over from..to (non-advancing batches); see scanFiltered. */
+  scanFiltered(filter: LogFilter, from: number, to: number, width?: number): AsyncIterable<ScanBatch>;
+};
 
 export function createEvmScanner(
   chain: ChainConfig,
@@ -690,6 +790,19 @@ export function createEvmScanner(
     range: new AdaptiveRange(o, stats),
     decode: decodeContextFor(network, identity, reputation, stats, log),
     pausedUntil: 0,
+    caps: newCapGuard(),
+    receipts: { blockReceipts: true },
+    filter: {
+      address: identity === reputation ? identity : [identity, reputation],
+      topics: [[...IDENTITY_TOPICS, ...REPUTATION_TOPICS]],
+    },
+    batchClient: createPublicClient({
+      transport: http(chain.rpcUrl, {
+        retryCount: 0,
+        timeout: o.timeoutMs,
+        batch: { batchSize: 10, wait: 0 },
+      }),
+    }),
   };
   return {
     network,
@@ -699,6 +812,8 @@ export function createEvmScanner(
     head: () => headBlock(s),
     discoverStartBlock: (head: number) => firstBlockWithCode(s, head),
     scan: (from: number, to: number) => scanRanges(s, from, to),
+    scanFiltered: (filter: LogFilter, from: number, to: number, width?: number) =>
+      scanFiltered(s, filter, from, to, width),
     reads: readsOf(s),
   };
 }

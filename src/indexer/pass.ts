@@ -11,8 +11,8 @@ import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
-import { recordCensus, recordCensusRescan, recordChainPass, recordPass } from '../metrics.js';
-import { recordCensus as storeCensus, recordConfigWarning } from '../store/census.js';
+import { censusAfterScan } from '../completeness/after-scan.js';
+import { recordPass } from '../metrics.js';
 import {
   analyzeIndexTables,
   lowerScannedFrom,
@@ -23,10 +23,25 @@ import {
   setStartBlock,
   type ChainPassState,
 } from '../store/chain-state.js';
-import { censusDetail, runCensus, type CensusOutcome } from './census.js';
 import { checkRegistries, ConfigurationError } from './config-check.js';
-import { createEvmScanner, type EvmReads, type EvmScanOptions, type EvmScanStats } from './evm-scanner.js';
-import { ingestBatch, type IngestCounts } from './ingest.js';
+import {
+  createEvmScanner,
+  type EvmReads,
+  type EvmScanner,
+  type EvmScanOptions,
+  type EvmScanStats,
+} from './evm-scanner.js';
+import { ingestBatch } from './ingest.js';
+import {
+  addCounts,
+  emptyChainResult,
+  logChainOutcomes,
+  notStarted,
+  rootCause,
+  type ChainPassResult,
+  type PassReport,
+} from './pass-report.js';
+import { Progress, type ProgressEvent } from './progress.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
 import { defaultIndexLogger, type ChainScanner, type ScanBatch, type ScannerLogger } from './scanner.js';
@@ -40,16 +55,7 @@ import {
 type AfterPass = (db: Database) => Promise<void>;
 
 export type IndexLogger = ScannerLogger;
-
-interface ProgressEvent {
-  network: string;
-  /** Blocks written so far in this pass, and blocks this pass has to cover. */
-  done: number;
-  total: number;
-  /** Last block written. */
-  block: number;
-  target: number;
-}
+export type { ChainPassResult, PassReport } from './pass-report.js';
 
 interface BatchInfo {
   network: string;
@@ -96,157 +102,11 @@ export interface RunIndexPassOptions {
   signal?: AbortSignal;
 }
 
-/** `stopped`: the pass was asked to stop (signal) before this chain caught up; not a failure. */
-type ChainPassStatus = 'ok' | 'failed' | 'skipped' | 'stopped';
-
-export interface ChainPassResult {
-  network: string;
-  kind: string;
-  status: ChainPassStatus;
-  ok: boolean;
-  /** The block range this pass covered (null when it did not get that far or had nothing to do). */
-  from: number | null;
-  to: number | null;
-  head: number | null;
-  /** Normalized events read from the chain this pass. */
-  events: number;
-  /** Rows the pass actually added (0 on a re-run). */
-  inserted: IngestCounts;
-  batches: number;
-  millis: number;
-  error?: string;
-  /** For a failed chain: the endpoint tried (credentials stripped) and the deepest cause. */
-  endpoint?: string;
-  cause?: string;
-  scan?: EvmScanStats;
-  /** The Solana scanner's figures (requests, rate limiting, gaps, incomplete transactions). */
-  solana?: SolanaScanStats;
-  /** The completeness census after the scan (EVM chains, CENSUS on): its outcome and the rescans it caused. */
-  census?: { state: 'ok' | 'mismatch' | 'unchecked'; rescans: number; differences: number; error?: string };
-  /** A range below the recorded lowest scanned block (startBlock moved earlier), scanned this pass. */
-  missedRange?: { from: number; to: number };
-  /** A reorg below the margin was healed at the start of this pass (ancestor null: full rescan). */
-  reorg?: { mismatchAt: number; ancestor: number | null; fullRescan: boolean };
-}
-
-export type PassReport =
-  | { status: 'locked'; chains: []; failed: []; millis: number }
-  | {
-      status: 'ok';
-      chains: ChainPassResult[];
-      /** Networks that failed this pass (skipped chains are not failures). */
-      failed: string[];
-      millis: number;
-      afterPassError?: string;
-      /** True when the pass stopped early on its signal. */
-      stopped?: boolean;
-    };
-
 type AnyScanner = ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats; reads?: EvmReads };
-
-/** Census rescans after a mismatch, each with windows 8 times smaller than the last. */
-const MAX_CENSUS_RESCANS = 3;
 
 const NO_SCANNER = 'no scanner for this chain kind yet (skipped; not counted as a failure)';
 
-function zeroCounts(): IngestCounts {
-  return {
-    ratings: 0,
-    revocations: 0,
-    transfers: 0,
-    metadata: 0,
-    revokedApplied: 0,
-    responses: 0,
-    documentsQueued: 0,
-  };
-}
-
-function addCounts(a: IngestCounts, b: IngestCounts): void {
-  a.ratings += b.ratings;
-  a.revocations += b.revocations;
-  a.transfers += b.transfers;
-  a.metadata += b.metadata;
-  a.revokedApplied += b.revokedApplied;
-  a.responses += b.responses;
-  a.documentsQueued += b.documentsQueued;
-}
-
 const defaultLogger: IndexLogger = defaultIndexLogger();
-
-/** The deepest message of an error's cause chain (e.g. `connect ECONNREFUSED 127.0.0.1:8545`). */
-function rootCause(err: unknown): string {
-  let e: unknown = err;
-  let deepest = describeError(err);
-  for (let depth = 0; e && depth < 10; depth++) {
-    const o = e as { message?: unknown; code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof o.message === 'string' && o.message.trim()) {
-      deepest = describeError(e);
-      if (typeof o.code === 'string' && !deepest.includes(o.code)) deepest = `${o.code}: ${deepest}`;
-    }
-    e = o.cause ?? (Array.isArray(o.errors) ? o.errors[0] : undefined);
-  }
-  return redactUrls(deepest);
-}
-
-/** What an operator can do about a chain that failed. */
-function failureHint(chain: ChainConfig): string {
-  const v = `RPC_URL_${chain.network.toUpperCase()}`;
-  return (
-    `set ${v} to a reachable ${chain.kind === 'solana' ? 'Solana' : 'EVM'} RPC endpoint, or override or disable the chain ` +
-    `in CHAINS_FILE ({"${chain.network}": {"enabled": false}}); INDEXER_PERIOD_SECONDS=0 turns the indexer off`
-  );
-}
-
-// ------------------------------------------------------------------ progress display
-
-class Progress {
-  private readonly state = new Map<string, ProgressEvent>();
-  private lastLine = new Map<string, number>();
-  private drawn = false;
-  private lastDraw = 0;
-
-  constructor(
-    private readonly mode: 'tty' | 'lines' | 'off',
-    private readonly log: IndexLogger,
-    private readonly intervalMs = 5_000,
-  ) {}
-
-  update(p: ProgressEvent, final = false): void {
-    this.state.set(p.network, p);
-    if (this.mode === 'off') return;
-    const now = Date.now();
-    if (this.mode === 'tty') {
-      if (!final && now - this.lastDraw < 100) return;
-      this.lastDraw = now;
-      const parts = [...this.state.values()].map((s) => `${s.network} ${s.done}/${s.total} (${pct(s)}%)`);
-      process.stderr.write(`\r\x1b[K[index] ${parts.join(' · ')}`);
-      this.drawn = true;
-      return;
-    }
-    const last = this.lastLine.get(p.network) ?? 0;
-    if (final || now - last >= this.intervalMs) {
-      this.lastLine.set(p.network, now);
-      this.log.info(`[index] ${p.network} ${p.done}/${p.total} blocks (${pct(p)}%)`, {
-        chain: p.network,
-        done: p.done,
-        total: p.total,
-        block: p.block,
-      });
-    }
-  }
-
-  /** Ends the updating line before a normal log line. */
-  clear(): void {
-    if (this.drawn) {
-      process.stderr.write('\r\x1b[K');
-      this.drawn = false;
-    }
-  }
-}
-
-function pct(p: ProgressEvent): number {
-  return p.total <= 0 ? 100 : Math.floor((p.done * 100) / p.total);
-}
 
 // ------------------------------------------------------------------ the pass
 
@@ -307,40 +167,7 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   progress.clear();
 
   const failed = results.filter((r) => r.status === 'failed').map((r) => r.network);
-  // One line per chain: its outcome. A failed chain's line is its only failure line: the
-  // endpoint tried (credentials stripped), the cause and what to do about it.
-  for (const [i, r] of results.entries()) {
-    recordChainPass(r.network, r.status, r.millis / 1000, r.events);
-    const range = r.from !== null && r.to !== null ? ` blocks ${r.from}..${r.to}` : '';
-    const fields = {
-      chain: r.network,
-      outcome: r.status,
-      from: r.from,
-      to: r.to,
-      head: r.head,
-      events: r.events,
-      ratings: r.inserted.ratings,
-      revocations: r.inserted.revocations,
-      transfers: r.inserted.transfers,
-      batches: r.batches,
-      ms: r.millis,
-    };
-    if (r.status === 'ok' || r.status === 'stopped') {
-      log.info(
-        `[index] ${r.network} ${r.status}${range}, ${r.events} events, +${r.inserted.ratings} ratings, ` +
-          `+${r.inserted.revocations} revocations, +${r.inserted.transfers} transfers in ${r.millis} ms`,
-        fields,
-      );
-    } else if (r.status === 'skipped') {
-      log.info(`[index] ${r.network} skipped: ${r.error ?? ''}`, { ...fields, reason: r.error });
-    } else {
-      const hint = failureHint(chains[i]!);
-      log.warn(
-        `[index] ${r.network} failed: ${r.error ?? ''} (endpoint ${r.endpoint}; cause: ${r.cause}). Hint: ${hint}`,
-        { ...fields, error: r.error, endpoint: r.endpoint, cause: r.cause, hint },
-      );
-    }
-  }
+  logChainOutcomes(results, chains, log);
   // Stopped: a chain did not finish because of the signal (a signal after every chain finished
   // changes nothing: the pass completes, refresh included).
   const stopped = results.some((r) => r.status === 'stopped');
@@ -400,22 +227,6 @@ async function passLocked(opts: RunIndexPassOptions, started: number): Promise<P
   return report;
 }
 
-function notStarted(chain: ChainConfig): ChainPassResult {
-  return {
-    network: chain.network,
-    kind: chain.kind,
-    status: 'stopped',
-    ok: false,
-    from: null,
-    to: null,
-    head: null,
-    events: 0,
-    inserted: zeroCounts(),
-    batches: 0,
-    millis: 0,
-  };
-}
-
 function definedOnly<T extends Record<string, number | undefined>>(o: T): Partial<Record<keyof T, number>> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<
     Record<keyof T, number>
@@ -439,23 +250,6 @@ function makeScanner(chain: ChainConfig, opts: RunIndexPassOptions, log: IndexLo
     return createSolanaScanner(chain, { ...fromConfig, ...tuning }, log, { rpc, transport, db: opts.db });
   }
   return null; // a chain kind without a scanner yet
-}
-
-/** A chain's result before its pass: ok, nothing scanned yet. */
-function emptyChainResult(chain: ChainConfig): ChainPassResult {
-  return {
-    network: chain.network,
-    kind: chain.kind,
-    status: 'ok',
-    ok: true,
-    from: null,
-    to: null,
-    head: null,
-    events: 0,
-    inserted: zeroCounts(),
-    batches: 0,
-    millis: 0,
-  };
 }
 
 /**
@@ -646,7 +440,7 @@ async function indexChain(
         successAt: now(),
       });
       progress.update({ network: chain.network, done: 0, total: 0, block: from - 1, target }, true);
-      if (scanner.reads) await censusAndRepair(chain, scanner, opts, log, progress, result, now);
+      await censusOf(chain, scanner, opts, log, progress, result, now);
       return result;
     }
 
@@ -662,8 +456,7 @@ async function indexChain(
         break;
       }
     }
-    if (scanner.reads && result.status === 'ok')
-      await censusAndRepair(chain, scanner, opts, log, progress, result, now);
+    if (result.status === 'ok') await censusOf(chain, scanner, opts, log, progress, result, now);
     return result;
   } catch (e) {
     await recordChainFailure(db, chain, e, result, now);
@@ -677,7 +470,7 @@ async function indexChain(
 
 // ------------------------------------------------------------------ completeness (EVM)
 
-/** Writes a range's batches without moving the checkpoint (a range below it, or a rescan). */
+/** Writes a range's batches without moving the checkpoint (a range below it). */
 async function ingestBelowCheckpoint(
   chain: ChainConfig,
   scanner: ChainScanner,
@@ -734,13 +527,11 @@ async function scanMissedRange(
 }
 
 /**
- * The census after a chain's scan; on a mismatch the scanned range is read again with windows 8
- * times smaller (a node that truncates or empties wide getLogs answers serves narrow ones) and
- * the census repeated, up to MAX_CENSUS_RESCANS times. The outcome is stored on the chain's row
- * (GET /health), logged and counted (GET /metrics). A census that cannot run leaves the chain's
- * pass a success, with the census unchecked.
+ * The completeness census after an EVM chain's scan, and the repairs it makes
+ * (src/completeness/after-scan.ts): repaired batches are written like the scan's, the checkpoint
+ * left where it is.
  */
-async function censusAndRepair(
+async function censusOf(
   chain: ChainConfig,
   scanner: AnyScanner,
   opts: RunIndexPassOptions,
@@ -749,109 +540,21 @@ async function censusAndRepair(
   result: ChainPassResult,
   now: () => Date,
 ): Promise<void> {
-  const { db } = opts;
-  const net = chain.network;
-  // Read again after the scan (it moved the checkpoint, the lowest scanned block, the counters):
-  // one statement for everything the census needs of the chain's row.
-  const position = await readChainPassState(db, net);
-  const block = position.lastScannedBlock;
-  if (block === null) return;
-  const lower = position.scannedFrom ?? position.startBlock ?? chain.startBlock ?? 0;
-  await warnWithoutEvents(db, net, position.events, lower, block, log);
-  const cfg = opts.config.census ?? { enabled: true, sample: 16, seed: null };
-  if (!cfg.enabled || !scanner.reads) return;
-  // One seed for the census and its re-checks: a re-check looks at the same agents.
-  const seed = cfg.seed ?? Math.floor(Math.random() * 2 ** 32);
-  let outcome: CensusOutcome;
-  let rescans = 0;
-  // A range an earlier census already rescanned in vain is not read again every pass: after a
-  // standing mismatch, only the blocks above that census are rescanned.
-  const previous = position.census;
-  const rescanFrom =
-    previous.state === 'mismatch' && previous.block !== null ? Math.max(lower, previous.block + 1) : lower;
-  try {
-    outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
-    let width = Math.max(1, scanner.stats?.widest || block - rescanFrom + 1);
-    while (outcome.state === 'mismatch' && rescans < MAX_CENSUS_RESCANS && width > 1 && rescanFrom <= block) {
-      width = Math.max(1, Math.floor(width / 8));
-      rescans++;
-      recordCensusRescan(net);
-      log.warn(
-        `[index] ${net}: census mismatch at block ${block} (${outcome.differenceCount} differences, first: ${JSON.stringify(outcome.differences[0])}); ` +
-          `rescanning ${rescanFrom}..${block} with getLogs windows of ${width} blocks`,
-        { chain: net, block, differences: outcome.differences.slice(0, 5), rescan: rescans, window: width },
-      );
-      const rescanner = makeScanner(
-        chain,
-        { ...opts, scan: { ...opts.scan, initialRange: width, maxRange: width } },
-        log,
-      );
-      if (!rescanner) break;
-      await ingestBelowCheckpoint(
-        chain,
-        rescanner,
-        rescanFrom,
-        block,
-        result.head ?? block,
-        opts,
-        progress,
-        result,
-        now,
-      );
-      if (opts.signal?.aborted) return; // stopped mid-rescan: the stored census stands
-      outcome = await runCensus(scanner.reads, db, chain, block, { sample: cfg.sample, seed });
-    }
-  } catch (e) {
-    const error = redactUrls(describeError(e));
-    recordCensus(net, 'error');
-    log.warn(`[index] ${net}: the census could not run: ${error}`, { chain: net, error });
-    // A census that could not run proves nothing: a standing mismatch stays on the chain's row
-    // (GET /health keeps it degraded, the next pass keeps rescanning only above it).
-    if (previous.state !== 'mismatch')
-      await storeCensus(db, net, { state: 'unchecked', detail: JSON.stringify({ error }), block, at: now() });
-    result.census = { state: 'unchecked', rescans, differences: 0, error };
-    return;
-  }
-  recordCensus(net, outcome.state);
-  await storeCensus(db, net, {
-    state: outcome.state,
-    detail: censusDetail(outcome, rescans),
-    block,
-    at: now(),
+  if (!('scanFiltered' in scanner)) return;
+  const evm = scanner as AnyScanner & EvmScanner;
+  const head = result.head ?? 0;
+  const census = await censusAfterScan({
+    db: opts.db,
+    chain,
+    scanner: evm,
+    config: opts.config,
+    log,
+    now,
+    signal: opts.signal,
+    write: async (batch) => {
+      const span: ScanSpan = { from: batch.from, target: batch.to, head, total: batch.to - batch.from + 1 };
+      await ingestScanBatch(chain, evm, { ...batch, advance: false }, span, opts, progress, result, now);
+    },
   });
-  result.census = { state: outcome.state, rescans, differences: outcome.differenceCount };
-  const figures = `${outcome.minted} agents minted, ${outcome.registered} registered in the index, ${outcome.sampledAgents} agents and ${outcome.sampledPairs} clients sampled, ${outcome.calls} calls`;
-  if (outcome.state === 'ok') {
-    log.info(
-      `[index] ${net}: census ok at block ${block}${rescans ? ` after ${rescans} rescans` : ''}: ${figures}`,
-      {
-        chain: net,
-        block,
-        rescans,
-      },
-    );
-  } else {
-    log.warn(
-      `[index] ${net}: census MISMATCH at block ${block} after ${rescans} rescans: ${figures}; differences: ${JSON.stringify(outcome.differences.slice(0, 5))}`,
-      { chain: net, block, rescans, differences: outcome.differences },
-    );
-  }
-}
-
-/** A chain whose registries never emitted an event over a scanned range gets a loud warning. */
-async function warnWithoutEvents(
-  db: Database,
-  net: string,
-  counts: ChainPassState['events'],
-  lower: number,
-  block: number,
-  log: IndexLogger,
-): Promise<void> {
-  const warning =
-    counts.agents === 0 && counts.ratings === 0
-      ? `no agent and no feedback from the configured registries in blocks ${lower}..${block}: if an address is an ` +
-        `implementation behind a proxy, or startBlock is after the activity, the index stays empty; configure the proxies' addresses`
-      : null;
-  if (warning) log.warn(`[index] ${net}: ${warning}`, { chain: net });
-  await recordConfigWarning(db, net, warning);
+  if (census) result.census = census;
 }

@@ -165,8 +165,17 @@ const RANGE_RE =
   /range|too large|too big|too many (results|logs|blocks)|limit exceeded|response size|size limit|exceed(s|ed)? .*(limit|max)|more than \d+ (results|logs)|returned more than|max(imum)? (results|logs|block)|query timeout|log response size/;
 const TIMEOUT_RE = /timed? ?out|timeout|deadline exceeded/;
 const REVERT_RE = /execution reverted|\breverted\b|revert(ed)? (reason|with)|invalid opcode/;
+const OUT_OF_GAS_RE = /out of gas|gas (limit|cap) (reached|exceeded)|exceeds (the )?(block )?gas (limit|cap)/;
+const METHOD_MISSING_RE =
+  /method .*(not (found|supported|available|exist))|unsupported method|method .*does not exist/;
 const NETWORK_RE =
   /fetch failed|econnrefused|econnreset|etimedout|enotfound|eai_again|socket hang up|network|other side closed|und_err|epipe|ehostunreach/;
+
+/** Whether a node refused a JSON-RPC method it does not serve (not worth asking again). */
+export function isMethodMissing(err: unknown): boolean {
+  const f = errorFacts(err);
+  return f.code === -32601 || f.code === -32004 || METHOD_MISSING_RE.test(f.text);
+}
 
 /** Whether an EVM call failed because the contract reverted (not because of the node). */
 export function isRevert(err: unknown): boolean {
@@ -176,15 +185,17 @@ export function isRevert(err: unknown): boolean {
 /** Classifies an EVM RPC failure; `forLogs` enables the range class (only getLogs has a range). */
 export function classifyEvmError(err: unknown, forLogs: boolean): Exclude<RpcErrorClass, 'rate_limited'> {
   const f = errorFacts(err);
-  // An eth_call that reverted will revert again: not worth a retry.
-  if (REVERT_RE.test(f.text)) return 'fatal';
+  // An eth_call that reverted, or ran out of gas, will again: not worth a retry.
+  if (REVERT_RE.test(f.text) || OUT_OF_GAS_RE.test(f.text)) return 'fatal';
   if (f.status === 429 || RATE_LIMIT_RE.test(f.text)) return 'transient';
   if (forLogs && (f.status === 413 || RANGE_RE.test(f.text))) return 'range';
   if (f.timeout || f.status === 408 || f.status === 504 || TIMEOUT_RE.test(f.text)) return 'timeout';
   if (f.status !== null && f.status >= 500) return 'transient';
   if (NETWORK_RE.test(f.text) || (f.http && f.status === null)) return 'transient';
-  // JSON-RPC: method not found / invalid params / invalid request will not get better by retrying.
-  if (f.code === -32601 || f.code === -32602 || f.code === -32600) return 'fatal';
+  // JSON-RPC: method not found / not supported / invalid params / invalid request will not get
+  // better by retrying.
+  if (f.code === -32601 || f.code === -32602 || f.code === -32600 || f.code === -32004) return 'fatal';
+  if (METHOD_MISSING_RE.test(f.text)) return 'fatal';
   if (f.status !== null && f.status >= 400 && f.status < 500) return 'fatal';
   return 'transient';
 }

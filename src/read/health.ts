@@ -23,6 +23,11 @@ export interface ChainScanRow {
   census_detail?: string | null;
   census_block?: number | null;
   census_at?: Date | null;
+  /** Its scope (full, sample) and method (multicall3, eth_call); the last full census's block and time. */
+  census_scope?: string | null;
+  census_method?: string | null;
+  census_full_block?: number | null;
+  census_full_at?: Date | null;
   /** Configuration warnings of the last pass (NULL: none). */
   config_warning?: string | null;
 }
@@ -31,7 +36,8 @@ export async function chainScanRows(db: Queryable, networks: readonly string[]):
   const rows = await db.query<ChainScanRow & Record<string, unknown>>(
     `SELECT network, kind, chain_id, enabled, last_scanned_block, head_at_last_sync, backfill_complete,
             last_success_at, last_error, last_error_at, scanned_from_block,
-            census_state, census_detail, census_block, census_at, config_warning,
+            census_state, census_detail, census_block, census_at, census_scope, census_method,
+            census_full_block, census_full_at, config_warning,
             (SELECT count(*) FROM scan_gaps g WHERE g.network = c.network)::int AS gaps,
             (SELECT count(*) FROM incomplete_transactions i WHERE i.network = c.network)::int AS incomplete_transactions
        FROM chains c`,
@@ -39,7 +45,8 @@ export async function chainScanRows(db: Queryable, networks: readonly string[]):
   for (const r of rows) {
     r.gaps = Number(r.gaps);
     r.incomplete_transactions = Number(r.incomplete_transactions);
-    for (const k of ['scanned_from_block', 'census_block'] as const) if (r[k] != null) r[k] = Number(r[k]);
+    for (const k of ['scanned_from_block', 'census_block', 'census_full_block'] as const)
+      if (r[k] != null) r[k] = Number(r[k]);
   }
   const byNet = new Map(rows.map((r) => [r.network, r]));
   // Configuration order, so the answer is stable.
@@ -148,6 +155,10 @@ export interface CensusView {
   state: 'ok' | 'mismatch' | 'unchecked';
   checked_at: string | null;
   block: number | null;
+  scope: 'full' | 'sample' | null;
+  method: 'multicall3' | 'eth_call' | null;
+  full_block: number | null;
+  full_checked_at: string | null;
   detail: Record<string, unknown> | null;
 }
 
@@ -162,10 +173,16 @@ export function censusView(r: ChainScanRow): CensusView {
     }
   }
   const state = r.census_state === 'ok' || r.census_state === 'mismatch' ? r.census_state : 'unchecked';
+  const scope = r.census_scope === 'full' || r.census_scope === 'sample' ? r.census_scope : null;
+  const method = r.census_method === 'multicall3' || r.census_method === 'eth_call' ? r.census_method : null;
   return {
     state,
     checked_at: r.census_at ? new Date(r.census_at).toISOString() : null,
     block: r.census_block ?? null,
+    scope,
+    method,
+    full_block: r.census_full_block ?? null,
+    full_checked_at: r.census_full_at ? new Date(r.census_full_at).toISOString() : null,
     detail,
   };
 }

@@ -67,8 +67,14 @@ export interface ChainPassState {
   lastScannedBlock: number | null;
   startBlock: number | null;
   scannedFrom: number | null;
-  /** The last census: its state and block. */
-  census: { state: string | null; block: number | null };
+  /** The last census: its state, block and scope; the last full one's block, and the passes since. */
+  census: {
+    state: string | null;
+    block: number | null;
+    scope: string | null;
+    fullBlock: number | null;
+    passesSinceFull: number;
+  };
   /** Events the index ever stored for the chain (the ingest's live counters). */
   events: { agents: number; ratings: number };
 }
@@ -85,10 +91,14 @@ export async function readChainPassState(db: Queryable, network: string): Promis
     scanned_from_block: number | string | null;
     census_state: string | null;
     census_block: number | string | null;
+    census_scope: string | null;
+    census_full_block: number | string | null;
+    census_passes_since_full: number | string | null;
     agents_count: number | string | null;
     ratings_count: number | string | null;
   }>(
-    `SELECT last_scanned_block, start_block, scanned_from_block, census_state, census_block, agents_count, ratings_count
+    `SELECT last_scanned_block, start_block, scanned_from_block, census_state, census_block, census_scope,
+            census_full_block, census_passes_since_full, agents_count, ratings_count
        FROM chains WHERE network = $1`,
     [network],
   );
@@ -97,7 +107,13 @@ export async function readChainPassState(db: Queryable, network: string): Promis
     lastScannedBlock: n(row?.last_scanned_block),
     startBlock: n(row?.start_block),
     scannedFrom: n(row?.scanned_from_block),
-    census: { state: row?.census_state ?? null, block: n(row?.census_block) },
+    census: {
+      state: row?.census_state ?? null,
+      block: n(row?.census_block),
+      scope: row?.census_scope ?? null,
+      fullBlock: n(row?.census_full_block),
+      passesSinceFull: Number(row?.census_passes_since_full ?? 0),
+    },
     events: { agents: Number(row?.agents_count ?? 0), ratings: Number(row?.ratings_count ?? 0) },
   };
 }

@@ -17,6 +17,7 @@ const DEMO_TABLES = [
   'solana_agent_wallets',
   'agent_metadata',
   'agents',
+  'census_differences',
 ] as const;
 
 /** True when an earlier demo marked this database as its own. */

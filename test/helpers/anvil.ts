@@ -35,12 +35,13 @@ export interface Anvil {
   stop(): Promise<void>;
 }
 
-export async function startAnvil(chainId: number): Promise<Anvil> {
+/** `extraArgs`: more anvil flags (a benchmark raises the block gas limit). */
+export async function startAnvil(chainId: number, extraArgs: string[] = []): Promise<Anvil> {
   const port = await freePort();
   const rpcUrl = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(
     anvilBinary(),
-    ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent'],
+    ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent', ...extraArgs],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';

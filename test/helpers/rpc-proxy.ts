@@ -6,6 +6,9 @@
  *    dropped (about 20 %, as one public Celo endpoint did above ~2,000 blocks);
  *  - `empty`: eth_getLogs over more than `above` blocks answers `[]`;
  *  - `cap-results`: eth_getLogs answers at most `max` logs (the first ones), silently;
+ *  - `drop-wide`: the logs of the given transactions are left out of every eth_getLogs answer
+ *    to a WIDE filter (no topic beyond topic0: a scan), silently; a narrow filter (an agent, a
+ *    client, a token) gets them (a node that loses logs under load, not by topic);
  *  - `range-error`: eth_getLogs over more than `above` blocks is refused with the error of one
  *    provider (`style`), some of which name the range or the limit they would accept, or with a
  *    bare error (-32005) of the given `message`, which names none;
@@ -21,7 +24,8 @@
  *    JSON-RPC error, while every other method is served (a node whose state reads fail: the
  *    census cannot run; the configuration check's own eth_call goes to the reputation registry).
  * With any mode, `delayMs` (the third argument) holds every other request that long first (a slow
- * node). It imports nothing but Node's own modules, so the demo can put it in front of its node too.
+ * node), and `blockReceipts` serves `eth_getBlockReceipts` (built from the node's block and
+ * receipts: EDR lacks the method, most production clients have it). It imports nothing but Node's own modules, so the demo can put it in front of its node too.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +48,7 @@ export type ProxyMode =
   | { kind: 'truncate'; above: number }
   | { kind: 'empty'; above: number }
   | { kind: 'cap-results'; max: number }
+  | { kind: 'drop-wide'; txHashes: string[] }
   | { kind: 'range-error'; above: number; style: ProviderStyle }
   | { kind: 'range-error'; above: number; message: string }
   | { kind: 'slow-range'; above: number; ms: number }
@@ -55,6 +60,8 @@ export type ProxyMode =
 export interface ProxyOptions {
   /** Hold every request this long before handling it (a slow node); `fail-first` answers at once. */
   delayMs?: number;
+  /** Serve eth_getBlockReceipts from the node's block and its transactions' receipts. */
+  blockReceipts?: boolean;
 }
 
 export interface HostileRpc {
@@ -201,6 +208,24 @@ export async function startHostileRpc(
     return { status: up.status, body: await up.json() };
   }
 
+  /** eth_getBlockReceipts made of the node's block and its transactions' receipts. */
+  async function blockReceipts(call: RpcRequest): Promise<{ status: number; body: unknown }> {
+    const block = await forward({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'eth_getBlockByNumber',
+      params: [call.params?.[0], false],
+    });
+    const txs = ((block.body as { result?: { transactions?: unknown[] } }).result?.transactions ??
+      []) as string[];
+    const receipts = [];
+    for (const h of txs) {
+      const r = await forward({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionReceipt', params: [h] });
+      receipts.push((r.body as { result?: unknown }).result);
+    }
+    return { status: 200, body: { jsonrpc: '2.0', id: call.id ?? null, result: receipts } };
+  }
+
   /** One call, spoiled as the mode says; null when the client gave up while it was held. */
   async function one(
     call: RpcRequest,
@@ -222,6 +247,7 @@ export async function startHostileRpc(
         };
       }
     }
+    if (method === 'eth_getBlockReceipts' && opts.blockReceipts) return blockReceipts(call);
     const filter =
       method === 'eth_getLogs' ? (call.params?.[0] as Record<string, string> | undefined) : undefined;
     if (!filter) return forward(call);
@@ -256,6 +282,21 @@ export async function startHostileRpc(
       st.droppedLogs += logs.length - mode.max;
       st.spoiled++;
       return { status: 200, body: { ...(answer.body as object), result: logs.slice(0, mode.max) } };
+    }
+    if (mode.kind === 'drop-wide') {
+      const topics = (filter as unknown as { topics?: unknown[] }).topics ?? [];
+      const wide = topics.slice(1).every((t) => t === null || t === undefined);
+      const drop = new Set(mode.txHashes.map((h) => h.toLowerCase()));
+      const kept = wide
+        ? logs.filter(
+            (l) => !drop.has(String((l as { transactionHash?: unknown }).transactionHash).toLowerCase()),
+          )
+        : logs;
+      if (kept.length < logs.length) {
+        st.droppedLogs += logs.length - kept.length;
+        st.spoiled++;
+      }
+      return { status: 200, body: { ...(answer.body as object), result: kept } };
     }
     if (mode.kind === 'empty' && span > mode.above) {
       st.droppedLogs += logs.length;

@@ -50,14 +50,33 @@ const ChainScanSchema = z
         state: z.enum(['ok', 'mismatch', 'unchecked']),
         checked_at: z.string().nullable(),
         block: z.number().int().nullable(),
+        scope: z
+          .enum(['full', 'sample'])
+          .nullable()
+          .openapi({
+            description:
+              'full: every minted agent was checked; sample: CENSUS_SAMPLE agents (between full censuses, or where ' +
+              'a full census is not affordable without Multicall3); null: never ran or could not run',
+          }),
+        method: z
+          .enum(['multicall3', 'eth_call'])
+          .nullable()
+          .openapi({
+            description:
+              "How the registries were read: batched through Multicall3's aggregate3 (its code found at the census " +
+              'block), or plain eth_calls where the chain has no Multicall3; null: never ran',
+          }),
+        full_block: z.number().int().nullable().openapi({ description: 'Block of the last full census' }),
+        full_checked_at: z.string().nullable().openapi({ description: 'When the last full census ran' }),
         detail: z.record(z.string(), z.unknown()).nullable(),
       })
       .openapi('ChainCensus', {
         description:
-          'The last completeness census (EVM chains): minted agents, sampled owners, URIs, clients and feedback ' +
-          'counts read from the registries at `block`, compared with the index. ok: they agree; mismatch: they ' +
-          'differ (detail.differences says what; the range was rescanned with smaller windows detail.rescans times); ' +
-          'unchecked: never ran, off (CENSUS=0), not an EVM chain, or could not run (detail.error)',
+          "The last completeness census (EVM chains): the minted agents and each checked agent's owner, URI, " +
+          'clients, feedback per client and revocations read from the registries at `block`, compared with the ' +
+          'index. ok: they agree; mismatch: they differ after the repairs (detail.difference_count, ' +
+          'detail.differences_by_kind and the first detail.differences; every one is stored); unchecked: never ran, ' +
+          'off (CENSUS=0), not an EVM chain, could not run, or a census function reverted (detail.error names it)',
       }),
     warnings: z.array(z.string()).openapi({
       description: 'Configuration warnings of the last pass (e.g. registries that never emitted an event)',
