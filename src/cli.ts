@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, raterEvidenceConfig, type Config } from './config.js';
 // The database, the HTTP server and the indexer are imported by the commands that use them, so that
 // `repindex --help` (and a configuration error) answers without loading them.
 import type { Database } from './db/database.js';
@@ -154,6 +154,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { refreshAfterPass } = await import('./after-pass.js');
   const { startReconcileScheduler } = await import('./payments/reconcile.js');
   const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
+  const { raterEvidenceContextFor, startRaterEvidence } = await import('./raters/job.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -219,6 +220,11 @@ async function serveCommand(config: Config): Promise<void> {
   const documents = config.feedbackFetch.enabled
     ? startDocumentFetcher(fetcherContextFor(db, config), config.feedbackFetch.periodSeconds)
     : null;
+  // RATER_EVIDENCE=0: no rater evidence (account-history lookups, cohorts, graph trust) is computed.
+  const raterEvidence = raterEvidenceConfig(config);
+  const raters = raterEvidence.enabled
+    ? startRaterEvidence(raterEvidenceContextFor(db, config), raterEvidence.periodSeconds)
+    : null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -230,6 +236,7 @@ async function serveCommand(config: Config): Promise<void> {
     log.info({ signal }, `${signal}: shutting down (a running pass stops at its next batch)`);
     await scheduler.stop();
     await documents?.stop();
+    await raters?.stop();
     await reconciler.stop();
     await metrics?.close();
     await server.close();
@@ -273,6 +280,12 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
       const { drainDocuments, fetcherContextFor } = await import('./documents/fetcher.js');
       const r = await drainDocuments(fetcherContextFor(db, config), 50);
       if (r.leased > 0) logger('documents').info(r, 'feedback documents fetched');
+    }
+    if (raterEvidenceConfig(config).enabled) {
+      // The account-history lookups the pass queued (bounded, rate-limited), then the evidence.
+      const { raterEvidenceContextFor, runRaterEvidence } = await import('./raters/job.js');
+      const r = await runRaterEvidence(raterEvidenceContextFor(db, config), { maxRounds: 50 });
+      logger('raters').info(r, 'rater evidence');
     }
     // A failed chain, or a failed aggregate refresh after the pass, is a failed run.
     return report.failed.length > 0 || report.afterPassError ? 1 : 0;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const DOORS = join(SRC, 'doors');
-const LOWER_LAYERS = ['payments', 'paid', 'read', 'db', 'store', 'indexer', 'scoring', 'documents'];
+const LOWER_LAYERS = ['payments', 'paid', 'read', 'db', 'store', 'indexer', 'scoring', 'documents', 'raters'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -206,7 +206,7 @@ const LAYER_ORDER: readonly (readonly string[])[] = [
   ['store'],
   ['read'],
   ['metrics.ts'],
-  ['indexer', 'documents', 'after-pass.ts'],
+  ['indexer', 'documents', 'raters', 'after-pass.ts'],
   ['paid'],
   ['payments'],
   ['badge'],

@@ -33,7 +33,16 @@ import {
 import { readAgentDetailInputs } from '../read/subject-aggregates.js';
 import { readEvidenceCounts, readRatingEvidence, ratingKey, type RatingEvidence } from '../read/documents.js';
 import { servedEvidence } from './evidence.js';
-import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
+import { EVIDENCE_SOURCES, servedRatingEvidence } from './rater-evidence.js';
+import {
+  evidenceLookup,
+  inDomain,
+  round6,
+  sameAddress,
+  scoreSubjectFromAggregates,
+  voiceWeightsFromAggregates,
+  type VoiceWeight,
+} from '../scoring/index.js';
 import {
   intQuery,
   invalidParam,
@@ -54,12 +63,13 @@ interface AgentDetailInput {
   after: RatingCursor | null;
 }
 
-/** One rating as served, with its document, author class, responses and payment proof. */
+/** One rating as served, with its document, author class, responses, payment proof and rater evidence. */
 function servedRating(
   r: AgentRatingRow,
   owner: string | null,
   evidence: RatingEvidence | undefined,
   relayers: readonly string[],
+  raterEvidence: Record<string, unknown>,
 ) {
   return {
     tx_hash: r.tx_hash,
@@ -87,6 +97,7 @@ function servedRating(
     feedback_hash: r.feedback_hash,
     endpoint: r.endpoint,
     ...servedEvidence(r.rater, evidence, relayers),
+    rater_evidence: raterEvidence,
   };
 }
 
@@ -178,10 +189,12 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     const total = aggs.total;
     if (agent === null && total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
     const owner = agent?.owner ?? null;
+    const raterEvidence = evidenceLookup(aggs.raterFacts);
     const s = scoreSubjectFromAggregates(owner ?? '', aggs.aggregates, {
       prior: round6(meta.prior),
       chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
       raterSubjectCounts: aggs.raterSubjectCounts,
+      raterEvidence,
       degraded: total > 0 && !backfilled,
       facetIndexMeans,
       identities: [{ network, agentIds: [agentId] }],
@@ -195,6 +208,17 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     // The page's documents, payment proofs and responses: one statement over the page's keys.
     const evidence = await readRatingEvidence(ctx.db, page);
     const relayers = ctx.config.knownRelayers ?? [];
+    // How each voice was weighed (weighted_score's composition), served on the page's ratings.
+    const weights = new Map<string, VoiceWeight>(
+      voiceWeightsFromAggregates(
+        owner ?? '',
+        aggs.aggregates.raters,
+        aggs.raterSubjectCounts,
+        raterEvidence,
+      ).map((w) => [w.rater, w]),
+    );
+    const raterEvidenceOf = (rater: string, eligible: boolean) =>
+      servedRatingEvidence(rater, aggs.raterFacts.get(rater), eligible ? weights.get(rater) : undefined);
     return {
       status: 200,
       body: {
@@ -232,6 +256,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         caveats: s.caveats,
         policy_version: s.policy_version,
         evidence: { ...evidenceCounts, moves_score: false },
+        rater_evidence: { computed_at: aggs.evidenceComputedAt, sources: EVIDENCE_SOURCES },
         pagination: {
           total,
           returned,
@@ -242,7 +267,18 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
           next_cursor: full && lastRow !== undefined ? formatCursor(lastRow) : null,
           truncated: returned < total,
         },
-        ratings: page.map((r) => servedRating(r, owner, evidence.get(ratingKey(r)), relayers)),
+        ratings: page.map((r) =>
+          servedRating(
+            r,
+            owner,
+            evidence.get(ratingKey(r)),
+            relayers,
+            raterEvidenceOf(
+              r.rater,
+              !r.revoked && inDomain(r.value) && !(owner !== null && sameAddress(r.rater, owner)),
+            ),
+          ),
+        ),
       },
     };
   },

@@ -16,16 +16,20 @@ import { readSubjectAggregateInputs, type SubjectAggregateInputs } from '../read
 import { inputsDigest } from '../read/snapshots.js';
 import { insertSnapshot } from '../store/snapshots.js';
 import {
+  accountNonce,
+  evidenceLookup,
   ORDERING_POLICY,
   RATER_WEIGHT_POLICY,
   scoreSubject,
   scoreSubjectFromAggregates,
   SHRINKAGE_K,
   round6,
+  voiceWeightsFromAggregates,
   type SubjectContext,
   type SubjectScore,
 } from '../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
+import { raterEvidenceCounts } from './rater-evidence.js';
 
 interface WalletProfileInput {
   /** Normalised wallet (EVM lower-case, Solana verbatim). */
@@ -38,6 +42,7 @@ function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectConte
     prior: round6(inputs.prior),
     chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
     raterSubjectCounts: inputs.raterSubjectCounts,
+    raterEvidence: evidenceLookup(inputs.raterFacts),
     degraded: inputs.degraded,
     facetIndexMeans: inputs.facetIndexMeans,
     identities: inputs.identities,
@@ -106,9 +111,17 @@ async function run(
   // One statement: the score's inputs and, beside them, the evidence counts (documents that match
   // their commitment, verified payments), which move no score and are not part of inputs_digest.
   const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
+  const weights = voiceWeightsFromAggregates(
+    inputs.wallet,
+    inputs.aggregates.raters,
+    inputs.raterSubjectCounts,
+    evidenceLookup(inputs.raterFacts),
+  );
   const body: Record<string, unknown> = {
     ...walletProfileBody(inputs),
     evidence: { ...inputs.evidence, moves_score: false },
+    // What weighted_score was weighed by: counts over the wallet's raters (docs/API.md).
+    rater_evidence: raterEvidenceCounts(weights, inputs.raterFacts, inputs.evidenceComputedAt),
   };
   if (!input.snapshot) return { status: 200, body };
   const policyVersion = String(body.policy_version);
@@ -154,6 +167,15 @@ export function snapshotDigest(inputs: SubjectAggregateInputs, policyVersion: st
     agentRaters: inputs.aggregates.raters,
     facets: inputs.aggregates.facets,
     raterSubjects: inputs.raterSubjectCounts,
+    raterEvidence: [...inputs.raterFacts.values()].map((f) => [
+      f.rater,
+      accountNonce(f),
+      f.independentSubjects,
+      f.graphTrust,
+      f.cohortId,
+      String(f.paidMicroUsd),
+      f.reciprocal ? 1 : 0,
+    ]),
     facetIndexMeans: [...inputs.facetIndexMeans].filter(([t]) => tags.has(t)),
   });
 }

@@ -8,6 +8,7 @@
 import type { Queryable } from '../db/database.js';
 import type { AgentRow } from './agent.js';
 import type { EvidenceCounts } from './documents.js';
+import { EVIDENCE_COMPUTED_AT, EVIDENCE_LIST, parseEvidenceList } from './raters.js';
 import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
@@ -15,6 +16,7 @@ import type {
   FacetAggregate,
   HistoryDayAggregate,
   IdentityChain,
+  RaterFacts,
   SubjectAggregates,
 } from '../scoring/index.js';
 
@@ -30,6 +32,10 @@ export interface SubjectAggregateInputs {
   identities: IdentityChain[];
   /** s per rater of the subject (distinct subjects with eligible ratings). */
   raterSubjectCounts: Map<string, number>;
+  /** The evidence of each rater of the subject (migration 0160), one row per distinct rater. */
+  raterFacts: Map<string, RaterFacts>;
+  /** When the rater evidence was last computed (null: never). */
+  evidenceComputedAt: string | null;
   prior: number | null;
   chainPriors: Map<string, number | null>;
   facetIndexMeans: Map<string, number | null>;
@@ -147,6 +153,7 @@ const SUBJECT_SQL = (withDays: boolean) => `
   span AS (${SPAN_SQL('own a')})
   SELECT
     ${RATER_LIST} AS raters,
+    ${EVIDENCE_LIST('$1::text')} AS evidence_list, ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (SELECT * FROM (${FACET_ONE_AGENT('own a', '$1::text')}) one WHERE (SELECT count(*) FROM own) = 1
@@ -324,6 +331,8 @@ function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectA
     },
     identities: [...byChain.entries()].map(([network, agentIds]) => ({ network, agentIds })),
     raterSubjectCounts: weights,
+    raterFacts: parseEvidenceList(row.evidence_list),
+    evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     prior: g.prior,
     chainPriors: g.chainPriors,
     facetIndexMeans: g.facetIndexMeans,
@@ -370,6 +379,9 @@ interface AgentDetailInputs {
   agent: AgentRow | null;
   aggregates: SubjectAggregates;
   raterSubjectCounts: Map<string, number>;
+  /** The evidence of each rater of the agent, on its current owner (the subject). */
+  raterFacts: Map<string, RaterFacts>;
+  evidenceComputedAt: string | null;
   /** Every rating of the agent (live + revoked + out of domain), from the aggregates. */
   total: number;
   /** chains.backfill_complete of the agent's network (false when the chain is unknown). */
@@ -397,6 +409,8 @@ const AGENT_SQL = `
     (ag.agent_id IS NOT NULL) AS found, ag.owner, ag.minter, ag.agent_uri, ag.declared_type, ag.registered_block,
     ag.registered_tx, ag.registered_at,
     ${RATER_LIST} AS raters,
+    ${EVIDENCE_LIST("coalesce((SELECT owner FROM ag), $1::text || ':' || $2::text)")} AS evidence_list,
+    ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (${FACET_ONE_AGENT('(SELECT $1::text AS network, $2::text AS agent_id) a', '(SELECT owner FROM ag)')}) f) AS facets,
@@ -440,6 +454,8 @@ export async function readAgentDetailInputs(
       lastEligibleAt: dateOf(row.last),
     },
     raterSubjectCounts: weights,
+    raterFacts: parseEvidenceList(row.evidence_list),
+    evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     total,
     backfilled: row.backfilled === true,
     prior: g.prior,

@@ -11,15 +11,8 @@ import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
 import { round6 } from './display.js';
 import { facetList, type Facet, type FacetIndexMeans } from './facets.js';
 import { POLICY_VERSION, RATER_WEIGHT_POLICY, READING_POLICY, type ReadingPolicy } from './policies.js';
-import {
-  globalScore,
-  selfRatedFrom,
-  shrunkScore,
-  voicesFromSums,
-  weightedFromVoices,
-  type RaterSubjectCounts,
-  type SelfRated,
-} from './score.js';
+import { voiceWeights, weightedFromWeights, type RaterEvidenceLookup } from './rater-weight.js';
+import { globalScore, selfRatedFrom, shrunkScore, type RaterSubjectCounts, type SelfRated } from './score.js';
 
 /** One rating received by the subject (its agent is currently owned by the subject wallet). */
 export interface SubjectRating {
@@ -51,6 +44,11 @@ export interface SubjectContext {
    * `weighted_score: null` (the side signal is unavailable); a rater missing from it weighs 0.25.
    */
   raterSubjectCounts?: RaterSubjectCounts;
+  /**
+   * The evidence of each rater (`@3`: history, independent breadth, graph trust, cohort, payment to
+   * this subject, reciprocity); a rater missing from it (or an absent map) has none yet.
+   */
+  raterEvidence?: RaterEvidenceLookup;
   /** True while a chain with ratings of the subject has not completed backfill, or when the side query failed. */
   degraded?: boolean;
   /** Index-wide facet means keyed by raw tag1. */
@@ -281,7 +279,7 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
     final_score,
     shrunk_score: shrunkScore(final_score, conc.distinct_raters, context.prior),
     weighted_score: context.raterSubjectCounts
-      ? weightedFromVoices(voicesFromSums(t.voices, context.raterSubjectCounts))
+      ? weightedFromWeights(voiceWeights(t.voices, context.raterSubjectCounts, context.raterEvidence))
       : null,
     rater_weight_policy: RATER_WEIGHT_POLICY,
     policy_version: POLICY_VERSION,

@@ -35,6 +35,11 @@ function registerFreeCache(app: App, ctx: AppContext): void {
     '/wallets/*',
     cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)),
   );
+  // the rater-evidence counts move with the background rater-evidence run between passes
+  app.use(
+    '/wallets/*',
+    cache.middleware('minute', (path) => /^\/wallets\/[^/]+\/rater-evidence\/?$/.test(path)),
+  );
   // ... and of the clock (stale hours)
   for (const p of ['/health', '/chains', '/chains/*']) app.use(p, cache.middleware('live'));
   // ... and of the minute: /stats/documents and the document coverage of /stats/issuers move with
@@ -69,7 +74,7 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerStatsRoutes(app, ctx);
   // /search/{q}
   registerSearchRoutes(app, ctx);
-  // /wallets/{wallet}/chains, /wallets/{wallet}/exists
+  // /wallets/{wallet}/chains, /wallets/{wallet}/exists, /wallets/{wallet}/rater-evidence
   registerWalletRoutes(app, ctx);
   // /pricing
   registerPricingRoute(app, ctx);
