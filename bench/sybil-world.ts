@@ -23,7 +23,6 @@ export const USDC = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
 const T0 = Date.UTC(2026, 0, 1);
 const DAY = 86_400_000;
 const SPAN_DAYS = 180;
-const BLOCK0 = 40_000_000;
 /** A known relayer (KNOWN_RELAYERS) and a bundler nobody listed. */
 export const KNOWN_RELAYER = '0x' + 'fa'.repeat(20);
 const BUNDLER = '0x' + 'b0'.repeat(20);
@@ -57,7 +56,7 @@ export interface World {
 }
 
 export interface Attack {
-  name: 'fresh farm' | 'aged farm' | 'slander' | 'ring' | 'dust farm';
+  name: string;
   /** The subject wallet it aims at. */
   target: string;
   /** Wallets the attacker made subjects of (decoys, ring agents): not honest wallets. */
@@ -279,6 +278,67 @@ export function attacks(honest: World, seed = 32): Attack[] {
       w.raters.set(rater, { nonce: 1, from: rater });
     }
     out.push({ name: 'dust farm', target, attackerSubjects: [], world: w });
+  }
+  return out;
+}
+
+/**
+ * Attacks beyond the issue's targets, to show what `@3` does not stop: aged wallets that each rate
+ * once, spread out; new wallets that each pay the target a real dollar; the aged farm on a target
+ * with only a few honest raters.
+ */
+export function limitAttacks(honest: World, seed = 33): Attack[] {
+  const rand = seededRandom(seed);
+  const target = pickTarget(honest, 60);
+  const out: Attack[] = [];
+  {
+    const w = cloneWorld(honest);
+    const agent = agentOf(w, target).agentId;
+    for (let i = 0; i < 100; i++) {
+      const rater = addr(0x90, i);
+      w.raters.set(rater, { nonce: 100 + Math.floor(rand() * 400), from: rater });
+      w.ratings.push({ agentId: agent, rater, value: 100, time: ATTACK_T + i * 7 * 3600_000 });
+    }
+    out.push({ name: 'aged one-shot farm, 7 h apart', target, attackerSubjects: [], world: w });
+  }
+  {
+    const w = cloneWorld(honest);
+    const agent = agentOf(w, target).agentId;
+    for (let i = 0; i < 40; i++) {
+      const rater = addr(0x91, i);
+      w.ratings.push({
+        agentId: agent,
+        rater,
+        value: 100,
+        time: Math.floor(ATTACK_T + rand() * TWO_HOURS),
+        paidUnits: 1_000_000n,
+      });
+      w.raters.set(rater, { nonce: 1, from: rater });
+    }
+    out.push({ name: 'paying farm, $1 each (one window)', target, attackerSubjects: [], world: w });
+  }
+  {
+    const w = cloneWorld(honest);
+    const small = pickTarget(honest, 60, 2, 3);
+    const agent = agentOf(w, small).agentId;
+    const decoys: WorldAgent[] = [];
+    for (let d = 0; d < 4; d++) {
+      const a = { agentId: String(20_000 + d), owner: addr(0x93, d), minter: addr(0x94, d) };
+      decoys.push(a);
+      w.agents.push(a);
+    }
+    for (let i = 0; i < 100; i++) {
+      const rater = addr(0x92, i);
+      w.raters.set(rater, { nonce: 30 + Math.floor(rand() * 400), from: rater });
+      for (const a of [agent, ...decoys.map((d) => d.agentId)])
+        w.ratings.push({ agentId: a, rater, value: 100, time: Math.floor(ATTACK_T + rand() * TWO_HOURS) });
+    }
+    out.push({
+      name: 'aged farm on a 2-3 rater target',
+      target: small,
+      attackerSubjects: decoys.map((d) => d.owner),
+      world: w,
+    });
   }
   return out;
 }
