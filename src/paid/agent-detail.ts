@@ -40,7 +40,6 @@ import {
   round6,
   sameAddress,
   scoreSubjectFromAggregates,
-  voiceWeightsFromAggregates,
   type VoiceWeight,
 } from '../scoring/index.js';
 import {
@@ -190,7 +189,12 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     if (agent === null && total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
     const owner = agent?.owner ?? null;
     const raterEvidence = evidenceLookup(aggs.raterFacts);
+    // How each voice was weighed (weighted_score's composition), served on the page's ratings.
+    const weights = new Map<string, VoiceWeight>();
     const s = scoreSubjectFromAggregates(owner ?? '', aggs.aggregates, {
+      onVoiceWeights: (ws) => {
+        for (const w of ws) weights.set(w.rater, w);
+      },
       prior: round6(meta.prior),
       chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
       raterSubjectCounts: aggs.raterSubjectCounts,
@@ -208,15 +212,6 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     // The page's documents, payment proofs and responses: one statement over the page's keys.
     const evidence = await readRatingEvidence(ctx.db, page);
     const relayers = ctx.config.knownRelayers ?? [];
-    // How each voice was weighed (weighted_score's composition), served on the page's ratings.
-    const weights = new Map<string, VoiceWeight>(
-      voiceWeightsFromAggregates(
-        owner ?? '',
-        aggs.aggregates.raters,
-        aggs.raterSubjectCounts,
-        raterEvidence,
-      ).map((w) => [w.rater, w]),
-    );
     const raterEvidenceOf = (rater: string, eligible: boolean) =>
       servedRatingEvidence(rater, aggs.raterFacts.get(rater), eligible ? weights.get(rater) : undefined);
     return {

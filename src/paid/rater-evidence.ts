@@ -9,6 +9,8 @@ import type { RaterProfileEvidence } from '../read/raters.js';
 import {
   accountNonce,
   historyClass,
+  isProven,
+  voiceEvidenceOf,
   RATER_EVIDENCE_POLICY,
   RATER_WEIGHT_POLICY,
   type RaterFacts,
@@ -92,7 +94,7 @@ export function servedRatingEvidence(
 
 /** Counts over the voices of a subject (the wallet profile's `rater_evidence`). */
 export function raterEvidenceCounts(
-  weights: readonly VoiceWeight[],
+  voters: readonly string[],
   facts: ReadonlyMap<string, RaterFacts>,
   computedAt: string | null,
 ): Record<string, unknown> {
@@ -109,13 +111,13 @@ export function raterEvidenceCounts(
   let reciprocal = 0;
   let seeds = 0;
   let proven = 0;
-  for (const w of weights) {
-    const f = facts.get(w.rater);
-    if (w.proven) proven++;
+  for (const rater of voters) {
+    const f = facts.get(rater);
     if (!f) {
       byClass.pending! += 1;
       continue;
     }
+    if (isProven(voiceEvidenceOf(f))) proven++;
     byClass[historyClass(f)]! += 1;
     if (f.verifiedRatings > 0) paid++;
     if (f.cohortId !== null) {
@@ -126,10 +128,10 @@ export function raterEvidenceCounts(
     if (f.seed) seeds++;
   }
   return {
-    raters: weights.length,
+    raters: voters.length,
     with_verified_payment: paid,
     account_history: byClass,
-    proven: proven,
+    proven,
     in_cohort: inCohort,
     cohorts: cohorts.size,
     reciprocal,

@@ -24,7 +24,7 @@ import {
   scoreSubjectFromAggregates,
   SHRINKAGE_K,
   round6,
-  voiceWeightsFromAggregates,
+  votingRaters,
   type SubjectContext,
   type SubjectScore,
 } from '../scoring/index.js';
@@ -111,17 +111,15 @@ async function run(
   // One statement: the score's inputs and, beside them, the evidence counts (documents that match
   // their commitment, verified payments), which move no score and are not part of inputs_digest.
   const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
-  const weights = voiceWeightsFromAggregates(
-    inputs.wallet,
-    inputs.aggregates.raters,
-    inputs.raterSubjectCounts,
-    evidenceLookup(inputs.raterFacts),
-  );
   const body: Record<string, unknown> = {
     ...walletProfileBody(inputs),
     evidence: { ...inputs.evidence, moves_score: false },
     // What weighted_score was weighed by: counts over the wallet's raters (docs/API.md).
-    rater_evidence: raterEvidenceCounts(weights, inputs.raterFacts, inputs.evidenceComputedAt),
+    rater_evidence: raterEvidenceCounts(
+      votingRaters(inputs.wallet, inputs.aggregates.raters),
+      inputs.raterFacts,
+      inputs.evidenceComputedAt,
+    ),
   };
   if (!input.snapshot) return { status: 200, body };
   const policyVersion = String(body.policy_version);

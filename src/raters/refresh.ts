@@ -7,7 +7,12 @@
  * move since the last run. Never inside an index pass: nothing here blocks indexing.
  */
 import type { Database } from '../db/database.js';
-import { readEvidenceFingerprint, readEvidenceWorld, readLastRunFingerprint } from '../read/raters.js';
+import {
+  encodeFacts,
+  readEvidenceFingerprint,
+  readEvidenceWorld,
+  readLastRunFingerprint,
+} from '../read/raters.js';
 import {
   computeRaterEvidence,
   meanOfSum,
@@ -112,6 +117,7 @@ export async function refreshRaterEvidence(
   });
   const run = computeRaterEvidence({ pairs, raters, knownRelayers: new Set(o.knownRelayers) });
 
+  const lookups = new Map(world.raters.map((r) => [r.rater, r]));
   const raterRows: RaterEvidenceWrite[] = [...run.raters.values()].map((e) => ({
     rater: e.rater,
     subjects: e.subjects,
@@ -124,6 +130,16 @@ export async function refreshRaterEvidence(
     cohortReasons: e.cohortReasons.join(','),
     trust: e.trust,
     graphTrust: e.graphTrust,
+    facts: encodeFacts(e.rater, {
+      state: lookups.get(e.rater)?.state ?? null,
+      txFrom: lookups.get(e.rater)?.tx_from ?? null,
+      nonce: lookups.get(e.rater)?.nonce ?? null,
+      independentSubjects: e.independentSubjects,
+      graphTrust: e.graphTrust,
+      cohortId: e.cohortId,
+      cohortSize: e.cohortSize,
+      seed: e.seed,
+    }),
   }));
   const pairRows = new Map<string, PairEvidenceWrite>();
   for (const [key, paid] of pairPaid) {

@@ -9,23 +9,20 @@ import type { Queryable } from '../db/database.js';
 import type { AccountHistoryState, RaterFacts } from '../scoring/index.js';
 
 /**
- * The evidence of the distinct raters of `rr` (a CTE with a `rater` column) on the subject
- * `subject` (an SQL expression), as ONE text value: rows joined by ';', fields by ',' (rater,
- * history state, tx sender, tx nonce, independent subjects, graph trust, cohort id, cohort size,
- * seed, verified ratings to the subject, valued micro-USD to the subject, reciprocal). Addresses,
- * states and numbers hold no ',' or ';'.
+ * The subject's pairs that say something (verified payments to it, reciprocity), as ONE text value:
+ * rows joined by ';', fields by ',' (rater, verified ratings, micro-USD, reciprocal 0/1). Few rows,
+ * read by the subject's index; the facts of each rater travel in the rater list itself
+ * (`rater_evidence.facts`, joined into the (agent, rater) rows of src/read/subject-aggregates.ts).
  */
-export const EVIDENCE_LIST = (
-  subject: string,
-) => `(SELECT string_agg(concat_ws(',', x.rater, coalesce(f.state, ''),
-          coalesce(f.tx_from, ''), coalesce(f.nonce::text, ''), coalesce(e.independent_subjects::text, ''),
-          coalesce(e.graph_trust::text, ''), coalesce(e.cohort_id, ''), coalesce(e.cohort_size, 0),
-          CASE WHEN e.seed THEN 1 ELSE 0 END, coalesce(p.verified_ratings, 0),
-          coalesce(trim_scale(p.paid_micro_usd)::text, '0'), CASE WHEN p.reciprocal THEN 1 ELSE 0 END), ';')
-     FROM (SELECT DISTINCT rater FROM rr) x
-     LEFT JOIN rater_first_tx f ON f.rater = x.rater
-     LEFT JOIN rater_evidence e ON e.rater = x.rater
-     LEFT JOIN rater_subject_evidence p ON p.rater = x.rater AND p.subject = ${subject})`;
+export const PAIR_LIST = (subject: string) => `(SELECT string_agg(p.rater || ',' || p.verified_ratings || ','
+          || trim_scale(p.paid_micro_usd) || ',' || CASE WHEN p.reciprocal THEN '1' ELSE '0' END, ';')
+     FROM rater_subject_evidence p WHERE p.subject = ${subject})`;
+
+/** The facts and pairs of the distinct raters of `rr` (a CTE with a `rater` column), '|' between. */
+const EVIDENCE_LIST = (subject: string) => `concat_ws('|',
+     coalesce((SELECT string_agg(e.rater || ',' || e.facts, ';')
+                 FROM (SELECT DISTINCT rater FROM rr) x JOIN rater_evidence e ON e.rater = x.rater), ''),
+     coalesce(${PAIR_LIST(subject)}, ''))`;
 
 /** When the background run last finished, as a column of a paid statement. */
 export const EVIDENCE_COMPUTED_AT = `(SELECT value->>'computed_at' FROM rater_evidence_meta WHERE meta_key = 'run')`;
@@ -33,31 +30,98 @@ export const EVIDENCE_COMPUTED_AT = `(SELECT value->>'computed_at' FROM rater_ev
 const HISTORY_STATES = new Set(['queued', 'leased', 'retry', 'fetched', 'failed', 'unavailable']);
 const numOrNull = (s: string) => (s === '' ? null : Number(s));
 
-/** The facts of each rater from an EVIDENCE_LIST value. */
-export function parseEvidenceList(v: unknown): Map<string, RaterFacts> {
-  const out = new Map<string, RaterFacts>();
-  if (typeof v !== 'string' || v === '') return out;
+/** What a rater's row keeps for the paid statements (its lookup and the run's facts). */
+export interface StoredFacts {
+  state: string | null;
+  txFrom: string | null;
+  nonce: number | null;
+  independentSubjects: number;
+  graphTrust: number | null;
+  cohortId: string | null;
+  cohortSize: number;
+  seed: boolean;
+}
+
+/**
+ * The `facts` text of a rater's row, what the paid statements read of it: 8 fields joined by ':'
+ * (lookup state, sender ('=' the rater itself), nonce, independent subjects, graph trust, cohort
+ * id and size, seed 0/1). None of them holds ':', ',' or ';'.
+ */
+export function encodeFacts(rater: string, f: StoredFacts): string {
+  const from = f.txFrom === null ? '' : f.txFrom.toLowerCase() === rater.toLowerCase() ? '=' : f.txFrom;
+  return [
+    f.state ?? '',
+    from,
+    f.nonce ?? '',
+    f.independentSubjects,
+    f.graphTrust ?? '',
+    f.cohortId ?? '',
+    f.cohortSize,
+    f.seed ? 1 : 0,
+  ].join(':');
+}
+
+/** A rater's facts from its `facts` text (no pair with the subject yet: see `applyPairList`). */
+export function factsOf(rater: string, text: string): RaterFacts {
+  const f = text.split(':');
+  if (f.length !== 8) throw new Error('malformed rater evidence facts from the database');
+  const [state, from, nonce, independent, graph, cohort, size, seed] = f as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
+  return {
+    rater,
+    historyState: HISTORY_STATES.has(state) ? (state as AccountHistoryState) : null,
+    txFrom: from === '' ? null : from === '=' ? rater : from,
+    txNonce: numOrNull(nonce),
+    independentSubjects: numOrNull(independent),
+    graphTrust: numOrNull(graph),
+    cohortId: cohort === '' ? null : cohort,
+    cohortSize: Number(size),
+    seed: seed === '1',
+    verifiedRatings: 0,
+    paidMicroUsd: 0,
+    reciprocal: false,
+  };
+}
+
+/** Sets each rater's pair with the subject from a PAIR_LIST value (pairs of other raters ignored). */
+export function applyPairList(facts: Map<string, RaterFacts>, v: unknown): Map<string, RaterFacts> {
+  if (typeof v !== 'string' || v === '') return facts;
   for (const row of v.split(';')) {
     const f = row.split(',');
-    if (f.length !== 12) throw new Error('malformed rater evidence row from the database');
-    const [rater, state, from, nonce, independent, graph, cohort, size, seed, verified, paid, reciprocal] =
-      f as [string, string, string, string, string, string, string, string, string, string, string, string];
-    out.set(rater, {
-      rater,
-      historyState: HISTORY_STATES.has(state) ? (state as AccountHistoryState) : null,
-      txFrom: from === '' ? null : from,
-      txNonce: numOrNull(nonce),
-      independentSubjects: numOrNull(independent),
-      graphTrust: numOrNull(graph),
-      cohortId: cohort === '' ? null : cohort,
-      cohortSize: Number(size),
-      seed: seed === '1',
-      verifiedRatings: Number(verified),
-      paidMicroUsd: Number(paid),
-      reciprocal: reciprocal === '1',
-    });
+    if (f.length !== 4) throw new Error('malformed rater pair row from the database');
+    const [rater, verified, paid, reciprocal] = f as [string, string, string, string];
+    const r = facts.get(rater);
+    if (!r) continue;
+    r.verifiedRatings = Number(verified);
+    r.paidMicroUsd = Number(paid);
+    r.reciprocal = reciprocal === '1';
   }
-  return out;
+  return facts;
+}
+
+/** The facts of each rater from an EVIDENCE_LIST value. */
+function parseEvidenceList(v: unknown): Map<string, RaterFacts> {
+  const out = new Map<string, RaterFacts>();
+  if (typeof v !== 'string' || v === '' || v === '|') return out;
+  const bar = v.indexOf('|');
+  const rows = bar === -1 ? v : v.slice(0, bar);
+  if (rows !== '') {
+    for (const row of rows.split(';')) {
+      const comma = row.indexOf(',');
+      if (comma === -1) throw new Error('malformed rater evidence row from the database');
+      const rater = row.slice(0, comma);
+      out.set(rater, factsOf(rater, row.slice(comma + 1)));
+    }
+  }
+  return applyPairList(out, bar === -1 ? '' : v.slice(bar + 1));
 }
 
 /** The facts of some raters on one subject (the reference path and the rating pages read this). */

@@ -8,7 +8,7 @@
 import type { Queryable } from '../db/database.js';
 import type { AgentRow } from './agent.js';
 import type { EvidenceCounts } from './documents.js';
-import { EVIDENCE_COMPUTED_AT, EVIDENCE_LIST, parseEvidenceList } from './raters.js';
+import { applyPairList, EVIDENCE_COMPUTED_AT, factsOf, PAIR_LIST } from './raters.js';
 import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
@@ -52,7 +52,13 @@ const RATER_COLS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale
  * AGENT_SQL), in the order RATER_LIST joins them and parseRaterList reads them.
  */
 const RR_COLUMNS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
-           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects`;
+           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects,
+           (SELECT re.facts FROM rater_evidence re WHERE re.rater = ar.rater) AS facts`;
+/**
+ * The rater's s beside its (agent, rater) row. Its evidence (migration 0160) is read by a probe of
+ * the rater's key per row (the subselect of RR_COLUMNS), never a scan of the whole table.
+ */
+const RR_JOINS = `LEFT JOIN live_rater lr ON lr.rater = ar.rater`;
 const TAG_COLS = `t.network, t.agent_id, t.rater, t.tag1, t.live_count, t.live_sum::text AS live_sum,
   t.revoked_count, t.ood_count`;
 
@@ -149,11 +155,11 @@ const SUBJECT_SQL = (withDays: boolean) => `
     SELECT ${RR_COLUMNS}
       FROM own a
       JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
-      LEFT JOIN live_rater lr ON lr.rater = ar.rater),
+      ${RR_JOINS}),
   span AS (${SPAN_SQL('own a')})
   SELECT
     ${RATER_LIST} AS raters,
-    ${EVIDENCE_LIST('$1::text')} AS evidence_list, ${EVIDENCE_COMPUTED_AT} AS evidence_at,
+    ${PAIR_LIST('$1::text')} AS pair_list, ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (SELECT * FROM (${FACET_ONE_AGENT('own a', '$1::text')}) one WHERE (SELECT count(*) FROM own) = 1
@@ -192,7 +198,7 @@ const SUBJECT_SQL = (withDays: boolean) => `
  * means skip bigint arithmetic (\`meanOfSum\`'s exact fast path).
  */
 const RATER_LIST = `(SELECT string_agg(concat_ws(',', network, agent_id, rater, live_count, live_sum, live_undated,
-                                    revoked_count, ood_count, coalesce(subjects::text, '')), ';') FROM rr)`;
+                                    revoked_count, ood_count, coalesce(subjects::text, ''), coalesce(facts, '')), ';') FROM rr)`;
 
 /** The index-wide inputs of every scored answer (refresh meta prior, chain priors, facet means). */
 const GLOBAL_COLUMNS = `(SELECT value FROM agg_meta WHERE meta_key = 'refresh') AS meta,
@@ -218,32 +224,33 @@ const rowsOf = (v: unknown): unknown[][] => (Array.isArray(v) ? (v as unknown[][
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /**
- * The (agent, rater) rows of a RATER_LIST value, and s (distinct subjects) of each rater with an
- * eligible rating (live, not the owner): one pass, one object per row (no live_sumsq: only the
- * rater profile needs it).
+ * The (agent, rater) rows of a RATER_LIST value, s (distinct subjects) of each rater with an
+ * eligible rating (live, not the owner), and the stored facts of each rater (its evidence row):
+ * one pass, one object per row (no live_sumsq: only the rater profile needs it).
  */
 function parseRaterList(
   v: unknown,
   owner: string,
-): { raters: AgentRaterAggregate[]; weights: Map<string, number> } {
+): { raters: AgentRaterAggregate[]; weights: Map<string, number>; facts: Map<string, RaterFacts> } {
   const raters: AgentRaterAggregate[] = [];
   const weights = new Map<string, number>();
-  if (typeof v !== 'string' || v === '') return { raters, weights };
+  const facts = new Map<string, RaterFacts>();
+  if (typeof v !== 'string' || v === '') return { raters, weights, facts };
   // A hand-rolled scan (indexOf per field, no array per row): thousands of raters are common.
-  const f: string[] = new Array<string>(9);
+  const f: string[] = new Array<string>(10);
   let at = 0;
   const end = v.length;
   while (at <= end) {
     const semi = v.indexOf(';', at);
     const rowEnd = semi === -1 ? end : semi;
     let from = at;
-    for (let i = 0; i < 9; i++) {
-      const k = i === 8 ? rowEnd : v.indexOf(',', from);
+    for (let i = 0; i < 10; i++) {
+      const k = i === 9 ? rowEnd : v.indexOf(',', from);
       if (k === -1 || k > rowEnd) throw new Error('malformed rater row from the database: too few fields');
       f[i] = v.slice(from, k);
       from = k + 1;
     }
-    if (f[8]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
+    if (f[9]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
     const liveCount = Number(f[3]);
     const rater = f[2]!;
     raters.push({
@@ -257,9 +264,10 @@ function parseRaterList(
       oodCount: Number(f[7]),
     });
     if (liveCount > 0 && rater !== owner && f[8] !== '') weights.set(rater, Number(f[8]));
+    if (f[9] !== '' && !facts.has(rater)) facts.set(rater, factsOf(rater, f[9]!));
     at = rowEnd + 1;
   }
-  return { raters, weights };
+  return { raters, weights, facts };
 }
 
 function jsonFacetRow(r: unknown[]): Record<string, unknown> {
@@ -313,7 +321,7 @@ async function readSubjectRow(
 }
 
 function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectAggregateInputs {
-  const { raters, weights } = parseRaterList(row.raters, wallet);
+  const { raters, weights, facts } = parseRaterList(row.raters, wallet);
   const byChain = new Map<string, string[]>();
   for (const [network, agentId] of rowsOf(row.identities as Json)) {
     const list = byChain.get(String(network)) ?? [];
@@ -331,7 +339,7 @@ function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectA
     },
     identities: [...byChain.entries()].map(([network, agentIds]) => ({ network, agentIds })),
     raterSubjectCounts: weights,
-    raterFacts: parseEvidenceList(row.evidence_list),
+    raterFacts: applyPairList(facts, row.pair_list),
     evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     prior: g.prior,
     chainPriors: g.chainPriors,
@@ -402,14 +410,14 @@ const AGENT_SQL = `
       FROM agents WHERE network = $1 AND agent_id = $2),
   rr AS MATERIALIZED (
     SELECT ${RR_COLUMNS}
-      FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
+      FROM live_agent_rater ar ${RR_JOINS}
      WHERE ar.network = $1 AND ar.agent_id = $2),
   span AS (${SPAN_SQL('(SELECT $1::text AS network, $2::text AS agent_id, (SELECT owner FROM ag) AS owner) a')})
   SELECT
     (ag.agent_id IS NOT NULL) AS found, ag.owner, ag.minter, ag.agent_uri, ag.declared_type, ag.registered_block,
     ag.registered_tx, ag.registered_at,
     ${RATER_LIST} AS raters,
-    ${EVIDENCE_LIST("coalesce((SELECT owner FROM ag), $1::text || ':' || $2::text)")} AS evidence_list,
+    ${PAIR_LIST("coalesce((SELECT owner FROM ag), $1::text || ':' || $2::text)")} AS pair_list,
     ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
@@ -429,7 +437,7 @@ export async function readAgentDetailInputs(
   });
   const found = row.found === true;
   const owner = found ? ((row.owner as string | null) ?? null) : null;
-  const { raters, weights } = parseRaterList(row.raters, owner ?? '');
+  const { raters, weights, facts } = parseRaterList(row.raters, owner ?? '');
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   const g = globalsOf(row);
@@ -454,7 +462,7 @@ export async function readAgentDetailInputs(
       lastEligibleAt: dateOf(row.last),
     },
     raterSubjectCounts: weights,
-    raterFacts: parseEvidenceList(row.evidence_list),
+    raterFacts: applyPairList(facts, row.pair_list),
     evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     total,
     backfilled: row.backfilled === true,

@@ -13,7 +13,7 @@
  * Every factor is positive, so `weighted_score` is defined wherever a voice (and so `final_score`) is.
  */
 import { sameAddress, normalizeAddress } from './address.js';
-import { DecimalSum, parseDecimal } from './decimal.js';
+import type { DecimalSum } from './decimal.js';
 import { round6 } from './display.js';
 import { RATER_EVIDENCE_POLICY } from './policies.js';
 import { raterWeight, type RaterSubjectCounts } from './score.js';
@@ -143,6 +143,11 @@ export function paymentLift(microUsd: number): number {
   return Math.min(1, lift);
 }
 
+/** A proven voice: its rater's history is past fresh, or it carries a payment lift. */
+export function isProven(ev: Pick<VoiceEvidence, 'nonce' | 'paidMicroUsd'>): boolean {
+  return paymentLift(ev.paidMicroUsd) > 0 || (ev.nonce !== null && !isFresh(ev.nonce));
+}
+
 /** The graph factor: floor + (1 − floor) · graph trust; 1 when the index has no graph trust. */
 export function graphFactor(graphTrust: number | null): number {
   if (graphTrust === null) return 1;
@@ -186,7 +191,7 @@ export function voiceWeights(
       payment_lift,
       reciprocal: ev.reciprocal,
       cohort_members: 1,
-      proven: payment_lift > 0 || (ev.nonce !== null && !isFresh(ev.nonce)),
+      proven: isProven(ev),
       unproven_scale: 1,
       weight: base,
     });
@@ -240,25 +245,13 @@ export function weightedFromWeights(weights: readonly VoiceWeight[]): number | n
   return round6(num / den);
 }
 
-/**
- * The weights of the voices of a subject from its maintained (agent, rater) rows (the same voices
- * `scoreSubjectFromAggregates` weighs: live ratings, the subject's own left out).
- */
-export function voiceWeightsFromAggregates(
+/** The distinct raters with a voice on a subject, from its maintained (agent, rater) rows. */
+export function votingRaters(
   subjectWallet: string,
-  raters: readonly { rater: string; liveCount: number; liveSum: string }[],
-  subjectCounts: RaterSubjectCounts,
-  evidence: RaterEvidenceLookup | undefined,
-): VoiceWeight[] {
-  const byRater = new Map<string, DecimalSum>();
-  for (const r of raters) {
-    if (r.liveCount <= 0 || sameAddress(r.rater, subjectWallet)) continue;
-    const sum = parseDecimal(r.liveSum);
-    if (sum === null) throw new RangeError(`not a decimal sum: ${JSON.stringify(r.liveSum)}`);
-    const key = normalizeAddress(r.rater);
-    let acc = byRater.get(key);
-    if (!acc) byRater.set(key, (acc = new DecimalSum()));
-    acc.addSum(sum, r.liveCount);
-  }
-  return voiceWeights(byRater, subjectCounts, evidence);
+  raters: readonly { rater: string; liveCount: number }[],
+): string[] {
+  const out = new Set<string>();
+  for (const r of raters)
+    if (r.liveCount > 0 && !sameAddress(r.rater, subjectWallet)) out.add(normalizeAddress(r.rater));
+  return [...out];
 }

@@ -103,6 +103,8 @@ export interface RaterEvidenceWrite {
   cohortReasons: string;
   trust: number;
   graphTrust: number | null;
+  /** The row's facts as the paid statements read them (src/read/raters.ts `encodeFacts`). */
+  facts: string;
 }
 
 /** One (rater, subject) row of a run (only pairs with a payment or reciprocity). */
@@ -131,9 +133,9 @@ export async function writeEvidenceRun(
     for (const c of chunks(raters)) {
       await tx.query(
         `INSERT INTO rater_evidence_stage (rater, subjects, independent_subjects, verified_ratings, paid_micro_usd, seed,
-                                           cohort_id, cohort_size, cohort_reasons, trust, graph_trust)
+                                           cohort_id, cohort_size, cohort_reasons, trust, graph_trust, facts)
          SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::numeric[], $6::boolean[], $7::text[],
-                              $8::int[], $9::text[], $10::float8[], $11::float8[])`,
+                              $8::int[], $9::text[], $10::float8[], $11::float8[], $12::text[])`,
         [
           c.map((r) => r.rater),
           c.map((r) => r.subjects),
@@ -146,6 +148,7 @@ export async function writeEvidenceRun(
           c.map((r) => r.cohortReasons),
           c.map((r) => r.trust),
           c.map((r) => r.graphTrust),
+          c.map((r) => r.facts),
         ],
       );
     }
@@ -169,12 +172,12 @@ export async function writeEvidenceRun(
         subjects = EXCLUDED.subjects, independent_subjects = EXCLUDED.independent_subjects,
         verified_ratings = EXCLUDED.verified_ratings, paid_micro_usd = EXCLUDED.paid_micro_usd, seed = EXCLUDED.seed,
         cohort_id = EXCLUDED.cohort_id, cohort_size = EXCLUDED.cohort_size, cohort_reasons = EXCLUDED.cohort_reasons,
-        trust = EXCLUDED.trust, graph_trust = EXCLUDED.graph_trust
+        trust = EXCLUDED.trust, graph_trust = EXCLUDED.graph_trust, facts = EXCLUDED.facts
       WHERE (t.subjects, t.independent_subjects, t.verified_ratings, t.paid_micro_usd, t.seed, t.cohort_id,
-             t.cohort_size, t.cohort_reasons, t.trust, t.graph_trust)
+             t.cohort_size, t.cohort_reasons, t.trust, t.graph_trust, t.facts)
             IS DISTINCT FROM (EXCLUDED.subjects, EXCLUDED.independent_subjects, EXCLUDED.verified_ratings,
              EXCLUDED.paid_micro_usd, EXCLUDED.seed, EXCLUDED.cohort_id, EXCLUDED.cohort_size,
-             EXCLUDED.cohort_reasons, EXCLUDED.trust, EXCLUDED.graph_trust);
+             EXCLUDED.cohort_reasons, EXCLUDED.trust, EXCLUDED.graph_trust, EXCLUDED.facts);
       DELETE FROM rater_subject_evidence e
        WHERE NOT EXISTS (SELECT 1 FROM rater_subject_evidence_stage s WHERE s.rater = e.rater AND s.subject = e.subject);
       INSERT INTO rater_subject_evidence AS t SELECT * FROM rater_subject_evidence_stage

@@ -104,7 +104,11 @@ CREATE TABLE IF NOT EXISTS rater_evidence (
   cohort_reasons        TEXT NOT NULL DEFAULT '',
   -- personalized PageRank of its node, and 0..1 against the seeds (NULL: no seed in the index)
   trust                 DOUBLE PRECISION NOT NULL DEFAULT 0,
-  graph_trust           DOUBLE PRECISION
+  graph_trust           DOUBLE PRECISION,
+  -- what a paid statement reads of the row, in one text (src/read/raters.ts encodeFacts): the
+  -- lookup state, sender (= the rater itself), nonce, independent subjects, graph trust, cohort
+  -- id and size, seed; one column per rater keeps a subject with thousands of raters cheap
+  facts                 TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS rater_evidence_cohort_idx ON rater_evidence (cohort_id) WHERE cohort_id IS NOT NULL;
 
