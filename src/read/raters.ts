@@ -63,10 +63,17 @@ export function encodeFacts(rater: string, f: StoredFacts): string {
 
 /** A rater's facts from its `facts` text (no pair with the subject yet: see `applyPairList`). */
 export function factsOf(rater: string, text: string): RaterFacts {
-  const f = text.split(':');
-  if (f.length !== 8) throw new Error('malformed rater evidence facts from the database');
-  const [state, from, nonce, independent, graph, cohort, size, seed] = f as [
-    string,
+  const f: string[] = [];
+  let from = 0;
+  for (let i = 0; i < 7; i++) {
+    const k = text.indexOf(':', from);
+    if (k === -1) throw new Error('malformed rater evidence facts from the database');
+    f.push(text.slice(from, k));
+    from = k + 1;
+  }
+  const seed = text.slice(from);
+  if (seed.includes(':')) throw new Error('malformed rater evidence facts from the database');
+  const [state, sender, nonce, independent, graph, cohort, size] = f as [
     string,
     string,
     string,
@@ -78,7 +85,7 @@ export function factsOf(rater: string, text: string): RaterFacts {
   return {
     rater,
     historyState: HISTORY_STATES.has(state) ? (state as AccountHistoryState) : null,
-    txFrom: from === '' ? null : from === '=' ? rater : from,
+    txFrom: sender === '' ? null : sender === '=' ? rater : sender,
     txNonce: numOrNull(nonce),
     independentSubjects: numOrNull(independent),
     graphTrust: numOrNull(graph),
