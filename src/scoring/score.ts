@@ -1,6 +1,8 @@
 /**
- * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and
- * `one-voice-per-counterparty+bounded-trust@2`.
+ * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and the voices and breadth weight
+ * of `one-voice-per-counterparty+bounded-trust@2` (`raterWeight` is the breadth factor of `@3`,
+ * src/scoring/rater-weight.ts; the `@2` weighted mean stays here for comparison, as bench:sybil
+ * prints it).
  *
  * Every score here is returned at its served precision (six decimals, `round6`), and every
  * composite is computed from the served values of its parts (a global score from the served
@@ -299,7 +301,7 @@ export function weightedFromVoices(voices: readonly RaterVoice[]): number | null
 }
 
 /**
- * `weighted_score` (`one-voice-per-counterparty+bounded-trust@2`): the weighted mean of the
+ * The `@2` weighted score (`one-voice-per-counterparty+bounded-trust@2`): the weighted mean of the
  * voices, six decimals; null when there is no eligible rating. It never replaces `final_score`.
  */
 export function weightedScore(
