@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, raterEvidenceConfig, type Config } from './config.js';
 // The database, the HTTP server and the indexer are imported by the commands that use them, so that
 // `repindex --help` (and a configuration error) answers without loading them.
 import type { Database } from './db/database.js';
@@ -159,6 +159,7 @@ async function serveCommand(config: Config): Promise<void> {
   const { startJournalReplay } = await import('./payments/journal-replay.js');
   const { fetcherContextFor, startDocumentFetcher } = await import('./documents/fetcher.js');
   const { startRegistrationWorker } = await import('./registrations/worker.js');
+  const { raterEvidenceContextFor, startRaterEvidence } = await import('./raters/job.js');
   // The port first: a busy port is reported at once, not after the migrations.
   let server;
   try {
@@ -233,6 +234,11 @@ async function serveCommand(config: Config): Promise<void> {
     : null;
   // REGISTRATION_FETCH / LIVENESS_PROBES: registration files, domain proofs and endpoint probes.
   const registrations = startRegistrationWorker(db, config);
+  // RATER_EVIDENCE=0: no rater evidence (account-history lookups, cohorts, graph trust) is computed.
+  const raterEvidence = raterEvidenceConfig(config);
+  const raters = raterEvidence.enabled
+    ? startRaterEvidence(raterEvidenceContextFor(db, config), raterEvidence.periodSeconds)
+    : null;
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -245,6 +251,7 @@ async function serveCommand(config: Config): Promise<void> {
     await scheduler.stop();
     await documents?.stop();
     await registrations?.stop();
+    await raters?.stop();
     await reconciler.stop();
     await journalReplay?.stop();
     await metrics?.close();
@@ -293,6 +300,12 @@ async function indexCommand(config: Config, once: boolean): Promise<number> {
     // The registration files the pass queued (and any due), then the due probes, bounded.
     const { runRegistrationStep } = await import('./registrations/worker.js');
     await runRegistrationStep(db, config, { rounds: 50, probeBudgetMs: 30_000 });
+    if (raterEvidenceConfig(config).enabled) {
+      // The account-history lookups the pass queued (bounded, rate-limited), then the evidence.
+      const { raterEvidenceContextFor, runRaterEvidence } = await import('./raters/job.js');
+      const r = await runRaterEvidence(raterEvidenceContextFor(db, config), { maxRounds: 50 });
+      logger('raters').info(r, 'rater evidence');
+    }
     // A failed chain, or a failed aggregate refresh after the pass, is a failed run; a census
     // mismatch that the repairs left standing is a run that must not look fine to a cron job.
     if (report.failed.length > 0 || report.afterPassError) return 1;

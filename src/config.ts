@@ -90,6 +90,50 @@ export interface Config {
   registrations?: RegistrationsConfig;
   /** KNOWN_RELAYERS: lower-cased addresses whose ratings are `facilitator-authored`. */
   knownRelayers: string[];
+  /** The rater-evidence job (RATER_* variables, see the README); absent: the defaults. */
+  raterEvidence?: RaterEvidenceConfig;
+}
+
+export interface RaterEvidenceConfig {
+  /** RATER_EVIDENCE (default 1): 0 turns the job off (weights then read no evidence but the live s). */
+  enabled: boolean;
+  /** RATER_EVIDENCE_PERIOD_SECONDS (default 300): how often `serve` runs it. */
+  periodSeconds: number;
+  /** RATER_TX_RATE (default 5): transaction lookups per second per chain. */
+  txRatePerSecond: number;
+  /** RATER_TX_BATCH (default 100): lookups leased per round. */
+  txBatch: number;
+  /** RATER_TX_MAX_ATTEMPTS (default 5): attempts before a lookup fails. */
+  txMaxAttempts: number;
+  /** RATER_VALUED_TOKENS: extra valued tokens, `chainId:address:decimals`, comma-separated. */
+  valuedTokens: { chainId: number; token: string; decimals: number }[];
+}
+
+/** The rater-evidence settings of a configuration (the defaults when it has none). */
+export function raterEvidenceConfig(config: Pick<Config, 'raterEvidence'>): RaterEvidenceConfig {
+  return config.raterEvidence ?? raterEvidenceFromEnv({});
+}
+
+function raterEvidenceFromEnv(env: Env): RaterEvidenceConfig {
+  const raw = env.RATER_VALUED_TOKENS?.trim();
+  const valuedTokens = raw
+    ? raw.split(',').map((item) => {
+        const m = /^(\d{1,15}):(0x[0-9a-fA-F]{40}):(\d{1,2})$/.exec(item.trim());
+        if (!m)
+          throw new ConfigError(
+            `RATER_VALUED_TOKENS must be comma-separated chainId:address:decimals, got ${JSON.stringify(item.trim())}`,
+          );
+        return { chainId: Number(m[1]), token: m[2]!.toLowerCase(), decimals: Number(m[3]) };
+      })
+    : [];
+  return {
+    enabled: boolVar(env, 'RATER_EVIDENCE', true),
+    periodSeconds: intVar(env, 'RATER_EVIDENCE_PERIOD_SECONDS', 300, 1, 86_400),
+    txRatePerSecond: intVar(env, 'RATER_TX_RATE', 5, 1, 1000),
+    txBatch: intVar(env, 'RATER_TX_BATCH', 100, 1, 10_000),
+    txMaxAttempts: intVar(env, 'RATER_TX_MAX_ATTEMPTS', 5, 1, 50),
+    valuedTokens,
+  };
 }
 
 export interface FeedbackFetchConfig {
@@ -342,6 +386,7 @@ export function loadConfig(env: Env = process.env): Config {
     feedbackFetch: feedbackFetchConfig(env),
     registrations: registrationsConfig(env),
     knownRelayers: knownRelayers(env),
+    raterEvidence: raterEvidenceFromEnv(env),
   };
 }
 

@@ -118,7 +118,10 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
           },
         ),
       ],
-      answer: 'Wallet profile',
+      answer:
+        'Wallet profile. `weighted_score` (`rater_weight_policy`) weighs each rater by its evidence; `rater_evidence` ' +
+        'counts the raters by account history (fresh, established, relayed, pending, unavailable), with a verified payment, ' +
+        'in a cohort, reciprocal, seeds (docs/POLICIES.md, rater weighting)',
     },
   },
   {
@@ -193,7 +196,9 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
         'Agent detail. Each rating carries `document` (fetch state, `integrity_state` match / mismatch / no_commitment / ' +
         'unreachable / not_json / changed, `blob_sha256`, `byte_length`, `parser_version`, `mismatches[]`; null when the ' +
         'rating names no URI), `author_class`, `responses[]` and `payment_proof` (null, or verified / not_found / mismatch / ' +
-        'unsupported_chain); `evidence` counts beside the score move no score' +
+        'unsupported_chain); `evidence` counts beside the score move no score. Each rating also carries `rater_evidence`: ' +
+        'its rater’s account history (nonce of its first rating transaction), verified payments to this subject, ' +
+        'independent breadth, cohort, graph trust, reciprocity, and the weight of its voice in `weighted_score`' +
         ". `registration` (null without an agentURI): the agent's registration file as declared by the agent (`state` " +
         'pending / valid / invalid / unreachable / changed, `problems[]`, name, description, `services[]` each with ' +
         '`domain_proof` and `liveness`, x402_support, active, fetched_at)',
@@ -215,7 +220,9 @@ export const METERED_ROUTES: readonly MeteredRoute[] = Object.freeze([
       operationId: 'getRaterProfile',
       summary: 'The wallet as a rater: what it emitted, to whom, how dispersed; never a score ($0.01)',
       parameters: [walletParam],
-      answer: 'Rater profile',
+      answer:
+        'Rater profile. `evidence`: its account history (first rating, nonce, sender), verified payments, breadth, cohort, ' +
+        'reciprocal subjects and graph trust with its parameters, each with its source; never a score',
     },
   },
   {

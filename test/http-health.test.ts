@@ -32,7 +32,7 @@ describe('GET /health on an empty index', () => {
       indexer_period_seconds: 3600,
       policy_version: 'equal-weight-per-chain@2',
       ordering_policy: 'bayes-shrinkage-distinct-raters@1',
-      rater_weight_policy: 'one-voice-per-counterparty+bounded-trust@2',
+      rater_weight_policy: 'one-voice-per-counterparty+bounded-trust@3',
       confidence_policy: 'wilson-raters@1',
       reading_policy: {
         min_raters: 3,

@@ -23,6 +23,7 @@ const LOWER_LAYERS = [
   'documents',
   'registrations',
   'liveness',
+  'raters',
 ];
 
 function sourceFiles(dir: string): string[] {
@@ -221,7 +222,7 @@ const LAYER_ORDER: readonly (readonly string[])[] = [
   ['store'],
   ['read'],
   ['metrics.ts'],
-  ['indexer', 'completeness', 'documents', 'registrations', 'liveness', 'after-pass.ts'], // indexer/ with the Solana scanner's parts, indexer/solana/
+  ['indexer', 'completeness', 'documents', 'registrations', 'liveness', 'raters', 'after-pass.ts'], // indexer/ with the Solana scanner's parts, indexer/solana/
   ['paid'],
   ['payments'],
   ['badge'],

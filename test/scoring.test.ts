@@ -53,7 +53,7 @@ describe('policies', () => {
   it('publishes the versions, constants and thresholds', () => {
     expect(POLICY_VERSION).toBe('equal-weight-per-chain@2');
     expect(ORDERING_POLICY).toBe('bayes-shrinkage-distinct-raters@1');
-    expect(RATER_WEIGHT_POLICY).toBe('one-voice-per-counterparty+bounded-trust@2');
+    expect(RATER_WEIGHT_POLICY).toBe('one-voice-per-counterparty+bounded-trust@3');
     expect(CONFIDENCE_POLICY).toBe('wilson-raters@1');
     expect(SHRINKAGE_K).toBe(3);
     expect(WILSON_Z).toBe(1.96);
@@ -271,7 +271,7 @@ describe('bayes-shrinkage-distinct-raters@1', () => {
   });
 });
 
-describe('one-voice-per-counterparty+bounded-trust@2', () => {
+describe('one-voice-per-counterparty+bounded-trust@3', () => {
   it.each([
     [undefined, 0.25], // unknown: counts as this one subject
     [0, 0.25], // bounded below
@@ -433,7 +433,7 @@ describe('scoreSubject: the full composition', () => {
     // base eligible: 90, 100, 80, 0 → 270/4 = 67.5; optimism: 60; global (67.5 + 60)/2 = 63.75
     expect(s.final_score).toBe(63.75);
     expect(s.policy_version).toBe('equal-weight-per-chain@2');
-    expect(s.rater_weight_policy).toBe('one-voice-per-counterparty+bounded-trust@2');
+    expect(s.rater_weight_policy).toBe('one-voice-per-counterparty+bounded-trust@3');
     expect(s.chain_count).toBe(2);
     expect(Object.keys(s.per_chain)).toEqual(['base', 'celo', 'optimism']);
     expect(s.per_chain.base).toEqual({

@@ -9,7 +9,8 @@
 import { startLocalNode, type LocalNode } from './local-node.js';
 import { deployRegistries } from './registries.js';
 import type { ChainConfig } from '../chains.js';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, raterEvidenceConfig, type Config } from '../config.js';
+import { raterEvidenceContextFor, runRaterEvidence } from '../raters/job.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { defaultIndexLogger } from '../indexer/scanner.js';
@@ -239,6 +240,18 @@ export async function startDemo(opts: StartDemoOptions = {}): Promise<Demo> {
     if (documents && docServer && config.feedbackFetch.enabled)
       await fetchDemoDocuments(database, config, docServer, documents);
     if (registrations && regSites) await fetchDemoRegistrations(database, config, regSites, registrations);
+    // The rater evidence: the raters' first transactions read from the local nodes, then cohorts
+    // and graph trust; the evidence agent's payment token counts as money here.
+    const evidence = raterEvidenceConfig(config);
+    if (evidence.enabled) {
+      const baseChain = config.chains.find((c) => c.network === 'base');
+      const demoToken =
+        documents && baseChain?.chainId
+          ? [{ chainId: baseChain.chainId, token: documents.token.toLowerCase(), decimals: 6 }]
+          : [];
+      config.raterEvidence = { ...evidence, valuedTokens: [...evidence.valuedTokens, ...demoToken] };
+      await runRaterEvidence(raterEvidenceContextFor(database, config), { force: true });
+    }
     const server = docServer;
     const sites = regSites;
     let closed: Promise<void> | null = null;

@@ -35,7 +35,15 @@ import { readEvidenceCounts, readRatingEvidence, ratingKey, type RatingEvidence 
 import { servedEvidence } from './evidence.js';
 import { readAgentRegistration } from '../read/registrations.js';
 import { servedRegistration } from './registration.js';
-import { inDomain, round6, sameAddress, scoreSubjectFromAggregates } from '../scoring/index.js';
+import { EVIDENCE_SOURCES, servedRatingEvidence } from './rater-evidence.js';
+import {
+  evidenceLookup,
+  inDomain,
+  round6,
+  sameAddress,
+  scoreSubjectFromAggregates,
+  type VoiceWeight,
+} from '../scoring/index.js';
 import {
   intQuery,
   invalidParam,
@@ -56,12 +64,13 @@ interface AgentDetailInput {
   after: RatingCursor | null;
 }
 
-/** One rating as served, with its document, author class, responses and payment proof. */
+/** One rating as served, with its document, author class, responses, payment proof and rater evidence. */
 function servedRating(
   r: AgentRatingRow,
   owner: string | null,
   evidence: RatingEvidence | undefined,
   relayers: readonly string[],
+  raterEvidence: Record<string, unknown>,
 ) {
   return {
     tx_hash: r.tx_hash,
@@ -89,6 +98,7 @@ function servedRating(
     feedback_hash: r.feedback_hash,
     endpoint: r.endpoint,
     ...servedEvidence(r.rater, evidence, relayers),
+    rater_evidence: raterEvidence,
   };
 }
 
@@ -182,10 +192,17 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     const total = aggs.total;
     if (agent === null && total === 0) return { status: 404, body: { detail: 'agent not indexed' } };
     const owner = agent?.owner ?? null;
+    const raterEvidence = evidenceLookup(aggs.raterFacts);
+    // How each voice was weighed (weighted_score's composition), served on the page's ratings.
+    const weights = new Map<string, VoiceWeight>();
     const s = scoreSubjectFromAggregates(owner ?? '', aggs.aggregates, {
+      onVoiceWeights: (ws) => {
+        for (const w of ws) weights.set(w.rater, w);
+      },
       prior: round6(meta.prior),
       chainPriors: new Map([...chainPriors].map(([n, p]) => [n, round6(p)])),
       raterSubjectCounts: aggs.raterSubjectCounts,
+      raterEvidence,
       degraded: total > 0 && !backfilled,
       facetIndexMeans,
       identities: [{ network, agentIds: [agentId] }],
@@ -199,6 +216,8 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
     // The page's documents, payment proofs and responses: one statement over the page's keys.
     const evidence = await readRatingEvidence(ctx.db, page);
     const relayers = ctx.config.knownRelayers ?? [];
+    const raterEvidenceOf = (rater: string, eligible: boolean) =>
+      servedRatingEvidence(rater, aggs.raterFacts.get(rater), eligible ? weights.get(rater) : undefined);
     return {
       status: 200,
       body: {
@@ -237,6 +256,7 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
         caveats: s.caveats,
         policy_version: s.policy_version,
         evidence: { ...evidenceCounts, moves_score: false },
+        rater_evidence: { computed_at: aggs.evidenceComputedAt, sources: EVIDENCE_SOURCES },
         pagination: {
           total,
           returned,
@@ -247,7 +267,18 @@ export const agentDetailHandler: PaidHandler<AgentDetailInput> = {
           next_cursor: full && lastRow !== undefined ? formatCursor(lastRow) : null,
           truncated: returned < total,
         },
-        ratings: page.map((r) => servedRating(r, owner, evidence.get(ratingKey(r)), relayers)),
+        ratings: page.map((r) =>
+          servedRating(
+            r,
+            owner,
+            evidence.get(ratingKey(r)),
+            relayers,
+            raterEvidenceOf(
+              r.rater,
+              !r.revoked && inDomain(r.value) && !(owner !== null && sameAddress(r.rater, owner)),
+            ),
+          ),
+        ),
       },
     };
   },

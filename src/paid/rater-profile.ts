@@ -9,6 +9,8 @@
  */
 import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
 import { readEmittedAggregates } from '../read/subject-aggregates.js';
+import { readRaterProfileEvidence } from '../read/raters.js';
+import { servedRaterProfileEvidence } from './rater-evidence.js';
 import { POLICY_VERSION, raterStatsFromAggregates } from '../scoring/index.js';
 import { rejectUnknownQuery, walletParam } from './common.js';
 
@@ -39,7 +41,10 @@ export const raterProfileHandler: PaidHandler<RaterProfileInput> = {
   },
   async run(ctx: PaidContext, input: RaterProfileInput): Promise<PaidResult> {
     // From the maintained (network, agent, rater[, tag1]) rows: O(agents rated), never O(ratings).
-    const emitted = await readEmittedAggregates(ctx.db, input.wallet);
+    const [emitted, evidence] = await Promise.all([
+      readEmittedAggregates(ctx.db, input.wallet),
+      readRaterProfileEvidence(ctx.db, input.wallet),
+    ]);
     const stats = raterStatsFromAggregates(input.wallet, emitted.rows, emitted.first, emitted.last);
     const roleCounts = new Map<string, number>();
     let unknown = 0;
@@ -63,6 +68,12 @@ export const raterProfileHandler: PaidHandler<RaterProfileInput> = {
         unknown_tag_count: unknown,
         role_policy: ROLE_POLICY,
         role_allowlist: [...RATER_ROLE_ALLOWLIST],
+        // The facts the rater weighting reads (account history, payments, breadth, cohort, graph trust).
+        evidence: servedRaterProfileEvidence(
+          input.wallet,
+          evidence,
+          emitted.rows.filter((r) => r.liveCount + r.revokedCount + r.oodCount > 0).length,
+        ),
         policy_version: POLICY_VERSION,
       },
     };

@@ -16,16 +16,20 @@ import { readSubjectAggregateInputs, type SubjectAggregateInputs } from '../read
 import { inputsDigest } from '../read/snapshots.js';
 import { insertSnapshot } from '../store/snapshots.js';
 import {
+  accountNonce,
+  evidenceLookup,
   ORDERING_POLICY,
   RATER_WEIGHT_POLICY,
   scoreSubject,
   scoreSubjectFromAggregates,
   SHRINKAGE_K,
   round6,
+  votingRaters,
   type SubjectContext,
   type SubjectScore,
 } from '../scoring/index.js';
 import { invalidParam, rejectUnknownQuery, singleQuery, walletParam } from './common.js';
+import { raterEvidenceCounts } from './rater-evidence.js';
 
 interface WalletProfileInput {
   /** Normalised wallet (EVM lower-case, Solana verbatim). */
@@ -38,6 +42,7 @@ function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectConte
     prior: round6(inputs.prior),
     chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
     raterSubjectCounts: inputs.raterSubjectCounts,
+    raterEvidence: evidenceLookup(inputs.raterFacts),
     degraded: inputs.degraded,
     facetIndexMeans: inputs.facetIndexMeans,
     identities: inputs.identities,
@@ -109,6 +114,12 @@ async function run(
   const body: Record<string, unknown> = {
     ...walletProfileBody(inputs),
     evidence: { ...inputs.evidence, moves_score: false },
+    // What weighted_score was weighed by: counts over the wallet's raters (docs/API.md).
+    rater_evidence: raterEvidenceCounts(
+      votingRaters(inputs.wallet, inputs.aggregates.raters),
+      inputs.raterFacts,
+      inputs.evidenceComputedAt,
+    ),
   };
   if (!input.snapshot) return { status: 200, body };
   const policyVersion = String(body.policy_version);
@@ -154,6 +165,15 @@ export function snapshotDigest(inputs: SubjectAggregateInputs, policyVersion: st
     agentRaters: inputs.aggregates.raters,
     facets: inputs.aggregates.facets,
     raterSubjects: inputs.raterSubjectCounts,
+    raterEvidence: [...inputs.raterFacts.values()].map((f) => [
+      f.rater,
+      accountNonce(f),
+      f.independentSubjects,
+      f.graphTrust,
+      f.cohortId,
+      String(f.paidMicroUsd),
+      f.reciprocal ? 1 : 0,
+    ]),
     facetIndexMeans: [...inputs.facetIndexMeans].filter(([t]) => tags.has(t)),
   });
 }

@@ -1,15 +1,17 @@
 /**
  * The durable receipt of `?snapshot=true`: the ONLY write the service performs on request.
  *
- * `inputs_digest` (version 2) = sha256 (hex) of a canonical serialisation of what the answer was
- * computed from: the maintained aggregates it read and the per-chain checkpoints they stood at:
+ * `inputs_digest` (version 3) = sha256 (hex) of a canonical serialisation of what the answer was
+ * computed from: the maintained aggregates it read, the rater evidence its weighting read and the
+ * per-chain checkpoints they stood at:
  *   JSON.stringify({
- *     digest_version: 2, policy_version, rater_weight_policy, prior,
+ *     digest_version: 3, policy_version, rater_weight_policy, prior,
  *     chain_priors: [[network, prior], …],
  *     checkpoints: [[network, last_scanned_block], …],
  *     agent_raters: [[network, agent_id, rater, live_count, live_sum, revoked_count, out_of_domain_count], …],
  *     facets: [[tag1, eligible_count, eligible_sum, distinct_raters, self_count, revoked_count, out_of_domain_count], …],
  *     rater_subjects: [[rater, s], …],
+ *     rater_evidence: [[rater, nonce, independent_subjects, graph_trust, cohort_id, paid_micro_usd, reciprocal], …],
  *     facet_index_means: [[tag1, mean], …]
  *   })
  * every list sorted by its columns in order (strings in code-unit order, numbers numerically),
@@ -22,7 +24,7 @@ import type { SnapshotRow } from '../store/snapshots.js';
 import type { Queryable } from '../db/database.js';
 import { formatDecimal, parseDecimal } from '../scoring/index.js';
 
-const DIGEST_VERSION = 2;
+const DIGEST_VERSION = 3;
 
 interface DigestInputs {
   policyVersion: string;
@@ -49,6 +51,8 @@ interface DigestInputs {
     oodCount: number;
   }[];
   raterSubjects: ReadonlyMap<string, number> | readonly [string, number][];
+  /** Per rater of the subject: [rater, nonce, independent subjects, graph trust, cohort id, paid micro-USD, reciprocal 0/1]. */
+  raterEvidence: readonly Cell[][];
   facetIndexMeans: ReadonlyMap<string, number | null> | readonly [string, number | null][];
 }
 
@@ -108,6 +112,7 @@ function canonicalInputs(inputs: DigestInputs): string {
       ]),
     ),
     rater_subjects: sorted([...inputs.raterSubjects].map(([r, n]) => [r, n])),
+    rater_evidence: sorted(inputs.raterEvidence.map((row) => [...row])),
     facet_index_means: sorted([...inputs.facetIndexMeans].map(([t, m]) => [t, m])),
   });
 }

@@ -8,6 +8,7 @@
 import type { Queryable } from '../db/database.js';
 import type { AgentRow } from './agent.js';
 import type { EvidenceCounts } from './documents.js';
+import { applyPairList, EVIDENCE_COMPUTED_AT, factsOf, PAIR_LIST } from './raters.js';
 import type {
   AgentRaterAggregate,
   AgentRaterTagAggregate,
@@ -15,6 +16,7 @@ import type {
   FacetAggregate,
   HistoryDayAggregate,
   IdentityChain,
+  RaterFacts,
   SubjectAggregates,
 } from '../scoring/index.js';
 
@@ -30,6 +32,10 @@ export interface SubjectAggregateInputs {
   identities: IdentityChain[];
   /** s per rater of the subject (distinct subjects with eligible ratings). */
   raterSubjectCounts: Map<string, number>;
+  /** The evidence of each rater of the subject (migration 0160), one row per distinct rater. */
+  raterFacts: Map<string, RaterFacts>;
+  /** When the rater evidence was last computed (null: never). */
+  evidenceComputedAt: string | null;
   prior: number | null;
   chainPriors: Map<string, number | null>;
   facetIndexMeans: Map<string, number | null>;
@@ -46,7 +52,14 @@ const RATER_COLS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale
  * AGENT_SQL), in the order RATER_LIST joins them and parseRaterList reads them.
  */
 const RR_COLUMNS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
-           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects`;
+           ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects,
+           (SELECT re.facts FROM rater_evidence re WHERE re.rater = ar.rater) AS facts`;
+/**
+ * The rater's s beside its (agent, rater) row. Its evidence (migration 0160) is read by a probe of
+ * the rater's key per row (the subselect of RR_COLUMNS): O(distinct raters) whatever plan the
+ * statement gets, never a scan of the whole table (about 2 µs a rater).
+ */
+const RR_JOINS = `LEFT JOIN live_rater lr ON lr.rater = ar.rater`;
 const TAG_COLS = `t.network, t.agent_id, t.rater, t.tag1, t.live_count, t.live_sum::text AS live_sum,
   t.revoked_count, t.ood_count`;
 
@@ -143,10 +156,11 @@ const SUBJECT_SQL = (withDays: boolean) => `
     SELECT ${RR_COLUMNS}
       FROM own a
       JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
-      LEFT JOIN live_rater lr ON lr.rater = ar.rater),
+      ${RR_JOINS}),
   span AS (${SPAN_SQL('own a')})
   SELECT
     ${RATER_LIST} AS raters,
+    ${PAIR_LIST('$1::text')} AS pair_list, ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (SELECT * FROM (${FACET_ONE_AGENT('own a', '$1::text')}) one WHERE (SELECT count(*) FROM own) = 1
@@ -185,7 +199,7 @@ const SUBJECT_SQL = (withDays: boolean) => `
  * means skip bigint arithmetic (\`meanOfSum\`'s exact fast path).
  */
 const RATER_LIST = `(SELECT string_agg(concat_ws(',', network, agent_id, rater, live_count, live_sum, live_undated,
-                                    revoked_count, ood_count, coalesce(subjects::text, '')), ';') FROM rr)`;
+                                    revoked_count, ood_count, coalesce(subjects::text, ''), coalesce(facts, '')), ';') FROM rr)`;
 
 /** The index-wide inputs of every scored answer (refresh meta prior, chain priors, facet means). */
 const GLOBAL_COLUMNS = `(SELECT value FROM agg_meta WHERE meta_key = 'refresh') AS meta,
@@ -211,32 +225,33 @@ const rowsOf = (v: unknown): unknown[][] => (Array.isArray(v) ? (v as unknown[][
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /**
- * The (agent, rater) rows of a RATER_LIST value, and s (distinct subjects) of each rater with an
- * eligible rating (live, not the owner): one pass, one object per row (no live_sumsq: only the
- * rater profile needs it).
+ * The (agent, rater) rows of a RATER_LIST value, s (distinct subjects) of each rater with an
+ * eligible rating (live, not the owner), and the stored facts of each rater (its evidence row):
+ * one pass, one object per row (no live_sumsq: only the rater profile needs it).
  */
 function parseRaterList(
   v: unknown,
   owner: string,
-): { raters: AgentRaterAggregate[]; weights: Map<string, number> } {
+): { raters: AgentRaterAggregate[]; weights: Map<string, number>; facts: Map<string, RaterFacts> } {
   const raters: AgentRaterAggregate[] = [];
   const weights = new Map<string, number>();
-  if (typeof v !== 'string' || v === '') return { raters, weights };
+  const facts = new Map<string, RaterFacts>();
+  if (typeof v !== 'string' || v === '') return { raters, weights, facts };
   // A hand-rolled scan (indexOf per field, no array per row): thousands of raters are common.
-  const f: string[] = new Array<string>(9);
+  const f: string[] = new Array<string>(10);
   let at = 0;
   const end = v.length;
   while (at <= end) {
     const semi = v.indexOf(';', at);
     const rowEnd = semi === -1 ? end : semi;
     let from = at;
-    for (let i = 0; i < 9; i++) {
-      const k = i === 8 ? rowEnd : v.indexOf(',', from);
+    for (let i = 0; i < 10; i++) {
+      const k = i === 9 ? rowEnd : v.indexOf(',', from);
       if (k === -1 || k > rowEnd) throw new Error('malformed rater row from the database: too few fields');
       f[i] = v.slice(from, k);
       from = k + 1;
     }
-    if (f[8]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
+    if (f[9]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
     const liveCount = Number(f[3]);
     const rater = f[2]!;
     raters.push({
@@ -250,9 +265,10 @@ function parseRaterList(
       oodCount: Number(f[7]),
     });
     if (liveCount > 0 && rater !== owner && f[8] !== '') weights.set(rater, Number(f[8]));
+    if (f[9] !== '' && !facts.has(rater)) facts.set(rater, factsOf(rater, f[9]!));
     at = rowEnd + 1;
   }
-  return { raters, weights };
+  return { raters, weights, facts };
 }
 
 function jsonFacetRow(r: unknown[]): Record<string, unknown> {
@@ -306,7 +322,7 @@ async function readSubjectRow(
 }
 
 function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectAggregateInputs {
-  const { raters, weights } = parseRaterList(row.raters, wallet);
+  const { raters, weights, facts } = parseRaterList(row.raters, wallet);
   const byChain = new Map<string, string[]>();
   for (const [network, agentId] of rowsOf(row.identities as Json)) {
     const list = byChain.get(String(network)) ?? [];
@@ -324,6 +340,8 @@ function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectA
     },
     identities: [...byChain.entries()].map(([network, agentIds]) => ({ network, agentIds })),
     raterSubjectCounts: weights,
+    raterFacts: applyPairList(facts, row.pair_list),
+    evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     prior: g.prior,
     chainPriors: g.chainPriors,
     facetIndexMeans: g.facetIndexMeans,
@@ -370,6 +388,9 @@ interface AgentDetailInputs {
   agent: AgentRow | null;
   aggregates: SubjectAggregates;
   raterSubjectCounts: Map<string, number>;
+  /** The evidence of each rater of the agent, on its current owner (the subject). */
+  raterFacts: Map<string, RaterFacts>;
+  evidenceComputedAt: string | null;
   /** Every rating of the agent (live + revoked + out of domain), from the aggregates. */
   total: number;
   /** chains.backfill_complete of the agent's network (false when the chain is unknown). */
@@ -390,13 +411,15 @@ const AGENT_SQL = `
       FROM agents WHERE network = $1 AND agent_id = $2),
   rr AS MATERIALIZED (
     SELECT ${RR_COLUMNS}
-      FROM live_agent_rater ar LEFT JOIN live_rater lr ON lr.rater = ar.rater
+      FROM live_agent_rater ar ${RR_JOINS}
      WHERE ar.network = $1 AND ar.agent_id = $2),
   span AS (${SPAN_SQL('(SELECT $1::text AS network, $2::text AS agent_id, (SELECT owner FROM ag) AS owner) a')})
   SELECT
     (ag.agent_id IS NOT NULL) AS found, ag.owner, ag.minter, ag.agent_uri, ag.declared_type, ag.registered_block,
     ag.registered_tx, ag.registered_at,
     ${RATER_LIST} AS raters,
+    ${PAIR_LIST("coalesce((SELECT owner FROM ag), $1::text || ':' || $2::text)")} AS pair_list,
+    ${EVIDENCE_COMPUTED_AT} AS evidence_at,
     (SELECT json_agg(json_build_array(f.tag1, f.eligible_count, f.eligible_sum, f.distinct_raters, f.self_count,
                                       f.revoked_count, f.ood_count))
        FROM (${FACET_ONE_AGENT('(SELECT $1::text AS network, $2::text AS agent_id) a', '(SELECT owner FROM ag)')}) f) AS facets,
@@ -415,7 +438,7 @@ export async function readAgentDetailInputs(
   });
   const found = row.found === true;
   const owner = found ? ((row.owner as string | null) ?? null) : null;
-  const { raters, weights } = parseRaterList(row.raters, owner ?? '');
+  const { raters, weights, facts } = parseRaterList(row.raters, owner ?? '');
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   const g = globalsOf(row);
@@ -440,6 +463,8 @@ export async function readAgentDetailInputs(
       lastEligibleAt: dateOf(row.last),
     },
     raterSubjectCounts: weights,
+    raterFacts: applyPairList(facts, row.pair_list),
+    evidenceComputedAt: (row.evidence_at as string | null | undefined) ?? null,
     total,
     backfilled: row.backfilled === true,
     prior: g.prior,

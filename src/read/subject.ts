@@ -13,7 +13,8 @@
  * Every statement is parameterised; no scoring here (src/scoring does all the math).
  */
 import type { Queryable } from '../db/database.js';
-import type { IdentityChain, SubjectRating } from '../scoring/index.js';
+import type { IdentityChain, RaterFacts, SubjectRating } from '../scoring/index.js';
+import { readRaterFacts } from './raters.js';
 import { readRefreshMeta } from './refresh-meta.js';
 
 /** One stored rating received by the subject, with its transaction. */
@@ -30,6 +31,8 @@ export interface SubjectInputs {
   ratings: SubjectRatingRow[];
   identities: IdentityChain[];
   raterSubjectCounts: Map<string, number>;
+  /** The evidence of each of its raters (migration 0160). */
+  raterFacts: Map<string, RaterFacts>;
   prior: number | null;
   chainPriors: Map<string, number | null>;
   facetIndexMeans: Map<string, number | null>;
@@ -157,11 +160,17 @@ export async function readSubjectInputs(db: Queryable, wallet: string): Promise<
       readIndexFacetMeans(db),
       readSubjectDegraded(db, wallet),
     ]);
+  const raterFacts = await readRaterFacts(
+    db,
+    wallet,
+    ratings.map((r) => r.rater),
+  );
   return {
     wallet,
     ratings,
     identities,
     raterSubjectCounts,
+    raterFacts,
     prior: meta.prior,
     chainPriors,
     facetIndexMeans,

@@ -14,3 +14,5 @@ export * from './history.js';
 export * from './rater.js';
 export * from './subject.js';
 export * from './aggregates.js';
+export * from './rater-weight.js';
+export * from './rater-evidence.js';

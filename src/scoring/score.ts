@@ -1,6 +1,8 @@
 /**
- * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and
- * `one-voice-per-counterparty+bounded-trust@2`.
+ * `equal-weight-per-chain@2`, `bayes-shrinkage-distinct-raters@1` and the voices and breadth weight
+ * of `one-voice-per-counterparty+bounded-trust@2` (`raterWeight` is the breadth factor of `@3`,
+ * src/scoring/rater-weight.ts; the `@2` weighted mean stays here for comparison, as bench:sybil
+ * prints it).
  *
  * Every score here is returned at its served precision: computed in exact decimals (bigint
  * rationals) and rounded once to six decimals, half up (rational.ts `round6Exact`), and every
@@ -411,7 +413,7 @@ function gcdOf(a: bigint, b: bigint): bigint {
 }
 
 /**
- * `weighted_score` (`one-voice-per-counterparty+bounded-trust@2`): the weighted mean of the
+ * The `@2` weighted score (`one-voice-per-counterparty+bounded-trust@2`): the weighted mean of the
  * voices, six decimals; null when there is no eligible rating. It never replaces `final_score`.
  */
 export function weightedScore(

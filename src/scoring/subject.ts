@@ -11,14 +11,12 @@ import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
 import { facetList, type Facet, type FacetIndexMeans } from './facets.js';
 import { POLICY_VERSION, RATER_WEIGHT_POLICY, READING_POLICY, type ReadingPolicy } from './policies.js';
 import {
-  globalScore,
-  selfRatedFrom,
-  shrunkScore,
-  voicesFromSums,
-  weightedFromVoices,
-  type RaterSubjectCounts,
-  type SelfRated,
-} from './score.js';
+  voiceWeights,
+  weightedFromWeights,
+  type RaterEvidenceLookup,
+  type VoiceWeight,
+} from './rater-weight.js';
+import { globalScore, selfRatedFrom, shrunkScore, type RaterSubjectCounts, type SelfRated } from './score.js';
 
 /** One rating received by the subject (its agent is currently owned by the subject wallet). */
 export interface SubjectRating {
@@ -50,6 +48,13 @@ export interface SubjectContext {
    * `weighted_score: null` (the side signal is unavailable); a rater missing from it weighs 0.25.
    */
   raterSubjectCounts?: RaterSubjectCounts;
+  /**
+   * The evidence of each rater (`@3`: history, independent breadth, graph trust, cohort, payment to
+   * this subject, reciprocity); a rater missing from it (or an absent map) has none yet.
+   */
+  raterEvidence?: RaterEvidenceLookup;
+  /** Receives the weight of every voice behind `weighted_score` (the agent detail serves them). */
+  onVoiceWeights?: (weights: readonly VoiceWeight[]) => void;
   /** True while a chain with ratings of the subject has not completed backfill, or when the side query failed. */
   degraded?: boolean;
   /** Index-wide facet means keyed by raw tag1. */
@@ -274,14 +279,18 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
   const degraded = context.degraded === true;
   const self_rated = selfRatedFrom(t.self.count, t.self.mean6(), final_score);
   const concentration = degraded ? null : conc;
+  let weighted: number | null = null;
+  if (context.raterSubjectCounts) {
+    const weights = voiceWeights(t.voices, context.raterSubjectCounts, context.raterEvidence);
+    context.onVoiceWeights?.(weights);
+    weighted = weightedFromWeights(weights);
+  }
 
   return {
     wallet,
     final_score,
     shrunk_score: shrunkScore(final_score, conc.distinct_raters, context.prior),
-    weighted_score: context.raterSubjectCounts
-      ? weightedFromVoices(voicesFromSums(t.voices, context.raterSubjectCounts))
-      : null,
+    weighted_score: weighted,
     rater_weight_policy: RATER_WEIGHT_POLICY,
     policy_version: POLICY_VERSION,
     chain_count: chainFinals.filter((s) => s !== null).length,

@@ -13,7 +13,11 @@ import type {
   FeedEventSchema,
   LeaderboardSchema,
 } from '../http/schemas/aggregates.js';
-import type { SearchResultSchema, WalletChainsSchema } from '../http/schemas/lookup.js';
+import type {
+  SearchResultSchema,
+  WalletChainsSchema,
+  WalletRaterEvidenceSchema,
+} from '../http/schemas/lookup.js';
 import { activityChart } from './chart.js';
 import { h, type Html } from './html.js';
 
@@ -23,6 +27,7 @@ export type FeedEvent = z.infer<typeof FeedEventSchema>;
 export type Leaderboard = z.infer<typeof LeaderboardSchema>;
 export type WalletChains = z.infer<typeof WalletChainsSchema>;
 export type SearchResult = z.infer<typeof SearchResultSchema>;
+export type WalletRaterEvidence = z.infer<typeof WalletRaterEvidenceSchema>;
 
 /** The fields of `GET /health` the home page shows. */
 export interface HealthSummary {
@@ -195,8 +200,11 @@ export function walletPage(d: {
   paid: readonly PaidRoute[];
   paidExample: string | null;
   pricing: Pick<PricingCatalog, 'pricing_version' | 'treasury' | 'currency'>;
+  /** The free counts of `/wallets/{wallet}/rater-evidence` (null: not available). */
+  raterEvidence?: WalletRaterEvidence | null;
 }): Html {
   const p = d.preview;
+  const re = d.raterEvidence ?? null;
   const badge = `/badge/${encodeURIComponent(p.wallet)}.svg`;
   return layout(
     `Wallet ${p.wallet}`,
@@ -219,6 +227,13 @@ ${
       )}</tbody></table></div>`
 }
 <p class="note">Policy <code>${p.policy_version}</code>, from <code>${p.source}</code>, refreshed ${p.refreshed_at ?? 'never'}.</p>
+${
+  re === null
+    ? ''
+    : h`<h2>Its raters (free preview)</h2>
+<p id="rater-evidence"><span class="v" id="raters-paid">${re.raters_with_verified_payment}</span> of its <span id="raters-total">${re.distinct_raters}</span> distinct raters carry a payment to it verified on chain (the proofOfPayment of their feedback document).</p>
+<p class="note">Each rater's account history, cohort and graph trust, and the <code>weighted_score</code> they feed (<code>${re.rater_weight_policy}</code>), are in the paid wallet profile. Evidence computed ${re.computed_at ?? 'never yet'}.</p>`
+}
 <h2>Caveats</h2>
 ${
   p.caveats.length === 0

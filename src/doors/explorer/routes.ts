@@ -30,6 +30,7 @@ import {
   type PaidRoute,
   type SearchResult,
   type WalletChains,
+  type WalletRaterEvidence,
 } from './pages.js';
 import { EXPLORER_CSS } from './style.js';
 import { agentPage, type AgentRegistration } from './agent-page.js';
@@ -212,7 +213,10 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
 
   app.get('/explore/wallets/:wallet', async (c) => {
     const raw = c.req.param('wallet');
-    const a = await get(c, `/wallets/${pathSegment(raw)}/chains`);
+    const [a, evidence] = await Promise.all([
+      get(c, `/wallets/${pathSegment(raw)}/chains`),
+      get(c, `/wallets/${pathSegment(raw)}/rater-evidence`),
+    ]);
     if (a.status !== 200) return errorAnswer(c, a);
     const preview = a.body as WalletChains;
     const wallet = preview.wallet;
@@ -240,6 +244,7 @@ export function registerExplorerRoutes(app: App, ctx: AppContext): void {
         paid: walletPaidRoutes(preview),
         paidExample,
         pricing: catalog,
+        raterEvidence: evidence.status === 200 ? (evidence.body as WalletRaterEvidence) : null,
       }),
     );
   });

@@ -36,6 +36,11 @@ function registerFreeCache(app: App, ctx: AppContext): void {
     '/wallets/*',
     cache.middleware('generation', (path) => /^\/wallets\/[^/]+\/chains\/?$/.test(path)),
   );
+  // the rater-evidence counts move with the background rater-evidence run between passes
+  app.use(
+    '/wallets/*',
+    cache.middleware('minute', (path) => /^\/wallets\/[^/]+\/rater-evidence\/?$/.test(path)),
+  );
   // ... and of the clock (stale hours)
   for (const p of ['/health', '/chains', '/chains/*']) app.use(p, cache.middleware('live'));
   // ... and of the minute: /stats/documents and the document coverage of /stats/issuers move with
@@ -74,7 +79,7 @@ export function registerRoutes(app: App, ctx: AppContext): void {
   registerSearchRoutes(app, ctx);
   // /agents/{network}/{agent_id}/registration
   registerAgentRoutes(app, ctx);
-  // /wallets/{wallet}/chains, /wallets/{wallet}/exists
+  // /wallets/{wallet}/chains, /wallets/{wallet}/exists, /wallets/{wallet}/rater-evidence
   registerWalletRoutes(app, ctx);
   // /pricing
   registerPricingRoute(app, ctx);

@@ -13,12 +13,18 @@ import {
   readWalletAggregate,
   readWalletTotals,
 } from '../../../read/wallets.js';
-import { POLICY_VERSION, caveatsNotComputedInPreview, previewCaveats } from '../../../scoring/index.js';
+import { readSubjectPaidRaters } from '../../../read/raters.js';
+import {
+  POLICY_VERSION,
+  RATER_WEIGHT_POLICY,
+  caveatsNotComputedInPreview,
+  previewCaveats,
+} from '../../../scoring/index.js';
 import type { App, AppContext } from '../context.js';
 import { CACHE_PREVIEW, networkOrder, scoredChains } from '../wallet-preview.js';
 import { notAnAddress } from '../errors.js';
 import { NotAnAddressSchema, walletParam } from '../schemas/common.js';
-import { WalletChainsSchema, WalletExistsSchema } from '../schemas/lookup.js';
+import { WalletChainsSchema, WalletExistsSchema, WalletRaterEvidenceSchema } from '../schemas/lookup.js';
 
 const walletChainsRoute = createRoute({
   method: 'get',
@@ -70,6 +76,31 @@ const existsRoute = createRoute({
   },
 });
 
+const raterEvidenceRoute = createRoute({
+  method: 'get',
+  path: '/wallets/{wallet}/rater-evidence',
+  operationId: 'getWalletRaterEvidence',
+  tags: ['free'],
+  summary: 'How many of a wallet’s raters paid it, verified on chain: the free preview of the rater evidence',
+  description:
+    'Two counts about the raters of the agents a wallet owns: its distinct eligible raters and how many of them carry a ' +
+    'verified payment proof (the feedback document’s proofOfPayment, checked against the chain). The per-rater ' +
+    'evidence (account history, cohorts, graph trust) and the `weighted_score` it feeds are in the paid wallet profile ' +
+    'and agent detail. A wallet with no data is `200` with zeros. Counts from the background rater-evidence run ' +
+    '(`computed_at`) and the free aggregates (`refreshed_at`).',
+  request: { params: z.object({ wallet: walletParam }) },
+  responses: {
+    200: {
+      description: 'The counts',
+      content: { 'application/json': { schema: WalletRaterEvidenceSchema } },
+    },
+    422: {
+      description: '`not_an_address`: same rule as `GET /wallets/{wallet}/chains`.',
+      content: { 'application/json': { schema: NotAnAddressSchema } },
+    },
+  },
+});
+
 /** JSON with an explicit Content-Length, so HEAD answers the same length without a body. */
 function withLength<T>(c: Context, body: T): T {
   c.header('Content-Length', String(Buffer.byteLength(JSON.stringify(body), 'utf8')));
@@ -108,6 +139,30 @@ export function registerWalletRoutes(app: App, ctx: AppContext): void {
         policy_version: POLICY_VERSION,
         source: WALLET_CHAINS_SOURCE,
         refreshed_at: agg.refreshed_at,
+      },
+      200,
+    );
+  });
+
+  app.openapi(raterEvidenceRoute, async function getWalletRaterEvidence(c) {
+    const raw = c.req.valid('param').wallet;
+    const wallet = walletFrom(raw);
+    if (wallet === null) return notAnAddress(c, raw);
+    const db = readerOf(ctx.db);
+    const [{ totals, refreshed_at }, paid] = await Promise.all([
+      readWalletTotals(db, wallet),
+      readSubjectPaidRaters(db, wallet),
+    ]);
+    c.header('Cache-Control', CACHE_PREVIEW);
+    return c.json(
+      {
+        wallet,
+        distinct_raters: totals?.distinct_raters ?? 0,
+        raters_with_verified_payment: paid.raters_with_verified_payment,
+        rater_weight_policy: RATER_WEIGHT_POLICY,
+        computed_at: paid.computed_at,
+        refreshed_at,
+        source: 'rater_evidence',
       },
       200,
     );

@@ -140,6 +140,34 @@ export const WalletExistsSchema = z
   })
   .openapi('WalletExists');
 
+export const WalletRaterEvidenceSchema = z
+  .object({
+    wallet: z
+      .string()
+      .openapi({ description: 'The wallet asked about, normalized: EVM lower-cased, Solana verbatim.' }),
+    distinct_raters: z.number().int().openapi({
+      description:
+        'Distinct eligible raters of its agents (the free aggregate, as in /wallets/{wallet}/chains).',
+    }),
+    raters_with_verified_payment: z.number().int().openapi({
+      description:
+        "Of its raters, those with at least one rating whose feedback document's proofOfPayment was verified on chain (a transfer from the rater to the agent's owner or agentWallet, any token).",
+    }),
+    rater_weight_policy: z.string().openapi({
+      description:
+        'The weighting these facts feed (in the paid profile); the free preview shows no weight and no weighted score.',
+    }),
+    computed_at: z.string().nullable().openapi({
+      description: 'When the rater evidence was last computed in the background; null: never yet.',
+    }),
+    refreshed_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'When the free aggregates were last refreshed.' }),
+    source: z.string(),
+  })
+  .openapi('WalletRaterEvidence');
+
 const INTERPRETATIONS = ['evm_wallet', 'solana_wallet', 'evm_agent_id', 'solana_asset'] as const;
 
 export type Interpretation = (typeof INTERPRETATIONS)[number];

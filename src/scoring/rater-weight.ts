@@ -1,0 +1,257 @@
+/**
+ * `one-voice-per-counterparty+bounded-trust@3`: the weight of each voice on one subject from its
+ * rater's evidence (docs/POLICIES.md, "Rater weighting"). Pure: the evidence is read per rater by
+ * src/read/ (computed in the background by src/raters/), one row per distinct rater.
+ *
+ *   base    = max(history · breadth · graph, payment lift)     (reciprocal voices × 0.1)
+ *   cohort  : each member's voice ÷ the members voicing on the subject (a cohort is one voice;
+ *             proven and unproven members counted apart)
+ *   unproven: fresh or unknown history and no payment lift; together at most 3 % of the proven
+ *             weight when the subject has any
+ *   weighted_score = Σ w · voice / Σ w, six decimals
+ *
+ * Every factor is positive, so `weighted_score` is defined wherever a voice (and so `final_score`) is.
+ */
+import { sameAddress, normalizeAddress } from './address.js';
+import type { DecimalSum } from './decimal.js';
+import { round6 } from './display.js';
+import { RATER_EVIDENCE_POLICY } from './policies.js';
+import { raterWeight, type RaterSubjectCounts } from './score.js';
+
+/** What the weight reads of one rater (and of its pair with the rated subject). */
+export interface VoiceEvidence {
+  /** Nonce of its first rating transaction (sent by the rater); null: not known. */
+  nonce: number | null;
+  /** Subjects rated by someone outside its cohort; null: not computed yet (the live s is used). */
+  independentSubjects: number | null;
+  /** 0..1, null: no graph trust in the index (no seed yet): a neutral factor. */
+  graphTrust: number | null;
+  cohortId: string | null;
+  /** Verified payments to THIS subject in valued tokens (micro-USD). */
+  paidMicroUsd: number;
+  /** The rated subject rated this rater back. */
+  reciprocal: boolean;
+}
+
+/** A rater with no evidence row yet (a new rater between two evidence runs). */
+export const NO_EVIDENCE: Readonly<VoiceEvidence> = Object.freeze({
+  nonce: null,
+  independentSubjects: null,
+  graphTrust: null,
+  cohortId: null,
+  paidMicroUsd: 0,
+  reciprocal: false,
+});
+
+export type RaterEvidenceLookup = ReadonlyMap<string, VoiceEvidence>;
+
+/** Where the lookup of a rater's first rating transaction stands (`null`: no row yet). */
+export type AccountHistoryState = 'queued' | 'leased' | 'retry' | 'fetched' | 'failed' | 'unavailable' | null;
+
+/** The stored facts of one rater as read back (one row per rater, and its pair with the subject). */
+export interface RaterFacts {
+  rater: string;
+  historyState: AccountHistoryState;
+  /** Sender and nonce of the first rating transaction, once fetched. */
+  txFrom: string | null;
+  txNonce: number | null;
+  /** From the background run; null while the rater has no evidence row yet. */
+  independentSubjects: number | null;
+  graphTrust: number | null;
+  cohortId: string | null;
+  cohortSize: number;
+  seed: boolean;
+  /** Verified payments to the rated subject: ratings (any token) and valued micro-USD. */
+  verifiedRatings: number;
+  paidMicroUsd: number;
+  reciprocal: boolean;
+}
+
+/** The nonce that tells the rater's own account history: only when the rater sent the transaction. */
+export function accountNonce(
+  f: Pick<RaterFacts, 'rater' | 'historyState' | 'txFrom' | 'txNonce'>,
+): number | null {
+  if (f.historyState !== 'fetched' || f.txNonce === null || f.txFrom === null) return null;
+  return f.txFrom.toLowerCase() === f.rater.toLowerCase() ? f.txNonce : null;
+}
+
+/** What the weight reads of a rater's stored facts. */
+export function voiceEvidenceOf(f: RaterFacts): VoiceEvidence {
+  return {
+    nonce: accountNonce(f),
+    independentSubjects: f.independentSubjects,
+    graphTrust: f.graphTrust,
+    cohortId: f.cohortId,
+    paidMicroUsd: f.paidMicroUsd,
+    reciprocal: f.reciprocal,
+  };
+}
+
+/** The weight's lookup from the stored facts of a subject's raters. */
+export function evidenceLookup(facts: ReadonlyMap<string, RaterFacts>): Map<string, VoiceEvidence> {
+  return new Map([...facts].map(([rater, f]) => [rater, voiceEvidenceOf(f)]));
+}
+
+/** The account-history class of a rater, as served. */
+export function historyClass(
+  f: Pick<RaterFacts, 'rater' | 'historyState' | 'txFrom' | 'txNonce'>,
+): 'fresh' | 'established' | 'relayed' | 'pending' | 'unavailable' {
+  const nonce = accountNonce(f);
+  if (nonce !== null) return isFresh(nonce) ? 'fresh' : 'established';
+  if (f.historyState === 'fetched') return 'relayed';
+  if (f.historyState === 'unavailable' || f.historyState === 'failed') return 'unavailable';
+  return 'pending';
+}
+
+/** How one voice was weighed (served per rating, so the weighted score can be recomputed). */
+export interface VoiceWeight {
+  rater: string;
+  /** Mean of the rater's eligible values on the subject (its voice). */
+  voice: number;
+  history_factor: number;
+  breadth_factor: number;
+  graph_factor: number;
+  payment_lift: number;
+  reciprocal: boolean;
+  /** Members of its cohort voicing on the subject, of its own proof (proven or not); 1 when none. */
+  cohort_members: number;
+  proven: boolean;
+  /** The scale the unproven bound applied (1 when none). */
+  unproven_scale: number;
+  /** The weight used in `weighted_score`. */
+  weight: number;
+}
+
+const P = RATER_EVIDENCE_POLICY;
+
+/** The account-history factor of a nonce (null: unknown). */
+export function historyFactor(nonce: number | null): number {
+  if (nonce === null || !Number.isFinite(nonce) || nonce < 0) return P.history.unknown;
+  for (const [lowest, factor] of P.history.tiers) if (nonce >= lowest) return factor;
+  return P.history.fresh;
+}
+
+/** A nonce at or below `freshMaxNonce`: a fresh wallet. */
+export const isFresh = (nonce: number | null) => nonce !== null && nonce <= P.history.freshMaxNonce;
+
+/** The payment lift (0..1) of verified payments to the rated subject: log scale from dust to full. */
+export function paymentLift(microUsd: number): number {
+  if (!(microUsd > P.payment.dustMicroUsd)) return 0;
+  const lift =
+    Math.log10(microUsd / P.payment.dustMicroUsd) /
+    Math.log10(P.payment.fullMicroUsd / P.payment.dustMicroUsd);
+  return Math.min(1, lift);
+}
+
+/** A proven voice: its rater's history is past fresh, or it carries a payment lift. */
+export function isProven(ev: Pick<VoiceEvidence, 'nonce' | 'paidMicroUsd'>): boolean {
+  return paymentLift(ev.paidMicroUsd) > 0 || (ev.nonce !== null && !isFresh(ev.nonce));
+}
+
+/** The graph factor: floor + (1 − floor) · graph trust; 1 when the index has no graph trust. */
+export function graphFactor(graphTrust: number | null): number {
+  if (graphTrust === null) return 1;
+  const g = Math.min(1, Math.max(0, graphTrust));
+  return P.graph.floor + (1 - P.graph.floor) * g;
+}
+
+function lookup<T>(m: ReadonlyMap<string, T> | Readonly<Record<string, T>>, key: string): T | undefined {
+  if (m instanceof Map) return m.get(key) as T | undefined;
+  const rec = m as Readonly<Record<string, T>>;
+  return Object.hasOwn(rec, key) ? rec[key] : undefined;
+}
+
+/**
+ * The weight of every voice of one subject, sorted by rater. `byRater` holds the exact sums of each
+ * rater's eligible values (keys normalized), `subjectCounts` the live s of each rater (the breadth
+ * while no evidence row says otherwise), `evidence` one row per rater (missing: NO_EVIDENCE).
+ */
+export function voiceWeights(
+  byRater: ReadonlyMap<string, DecimalSum>,
+  subjectCounts: RaterSubjectCounts,
+  evidence: RaterEvidenceLookup | undefined,
+): VoiceWeight[] {
+  const out: VoiceWeight[] = [];
+  for (const [rater, acc] of [...byRater.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (acc.count <= 0) continue;
+    const ev = evidence?.get(rater) ?? NO_EVIDENCE;
+    const s = ev.independentSubjects ?? lookup(subjectCounts, rater) ?? 1;
+    const history_factor = historyFactor(ev.nonce);
+    const breadth_factor = raterWeight(Math.max(1, s));
+    const graph_factor = graphFactor(ev.graphTrust);
+    const payment_lift = paymentLift(ev.paidMicroUsd);
+    let base = Math.max(history_factor * breadth_factor * graph_factor, payment_lift);
+    if (ev.reciprocal) base *= P.reciprocalFactor;
+    out.push({
+      rater,
+      voice: acc.mean() as number,
+      history_factor,
+      breadth_factor,
+      graph_factor,
+      payment_lift,
+      reciprocal: ev.reciprocal,
+      cohort_members: 1,
+      proven: isProven(ev),
+      unproven_scale: 1,
+      weight: base,
+    });
+  }
+  // A cohort is one voice: its members share it, proven members apart from unproven ones (which
+  // the unproven bound holds anyway), so wallets with nothing to show cannot thin a proven voice
+  // out by joining its window.
+  const cohortKey = (v: VoiceWeight) => {
+    const c = evidence?.get(v.rater)?.cohortId ?? null;
+    return c === null ? null : `${v.proven ? 'p' : 'u'}\u0000${c}`;
+  };
+  const members = new Map<string, number>();
+  for (const v of out) {
+    const k = cohortKey(v);
+    if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
+  }
+  for (const v of out) {
+    const k = cohortKey(v);
+    const m = k === null ? 1 : members.get(k)!;
+    v.cohort_members = m;
+    v.weight /= m;
+  }
+  // Unproven voices together weigh at most `unprovenShare` of the proven weight (when there is any).
+  let proven = 0;
+  let unproven = 0;
+  for (const v of out) {
+    if (v.proven) proven += v.weight;
+    else unproven += v.weight;
+  }
+  const cap = P.unprovenShare * proven;
+  if (proven > 0 && unproven > cap) {
+    const scale = cap / unproven;
+    for (const v of out) {
+      if (v.proven) continue;
+      v.unproven_scale = scale;
+      v.weight *= scale;
+    }
+  }
+  return out;
+}
+
+/** The weighted mean of the voices in their (rater) order, six decimals; null without voices. */
+export function weightedFromWeights(weights: readonly VoiceWeight[]): number | null {
+  if (weights.length === 0) return null;
+  let num = 0;
+  let den = 0;
+  for (const v of weights) {
+    num += v.weight * v.voice;
+    den += v.weight;
+  }
+  return round6(num / den);
+}
+
+/** The distinct raters with a voice on a subject, from its maintained (agent, rater) rows. */
+export function votingRaters(
+  subjectWallet: string,
+  raters: readonly { rater: string; liveCount: number }[],
+): string[] {
+  const out = new Set<string>();
+  for (const r of raters)
+    if (r.liveCount > 0 && !sameAddress(r.rater, subjectWallet)) out.add(normalizeAddress(r.rater));
+  return [...out];
+}

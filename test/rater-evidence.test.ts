@@ -1,0 +1,488 @@
+/**
+ * Rater evidence through the database (issue 32), on PGlite and (with DATABASE_URL) PostgreSQL:
+ *  - each rater's first rating is kept by triggers (an earlier rating moves it and queues a new
+ *    lookup; a rollback that deletes it finds the next; a Solana rater has nothing to look up);
+ *  - the account-history queue: leases (never twice, an expired lease is taken again), lookups
+ *    fetched / retried / failed, rate-limited per chain, a finish refused once the row moved on;
+ *  - the background run: cohorts, independent breadth, reciprocity, verified payments in valued
+ *    tokens, graph trust, written once per change of its inputs;
+ *  - the served facts: per rating of the agent detail (its voice's weight: the weighted score
+ *    recomputes from them), counts in the wallet profile, a rater's facts in its profile, the free
+ *    count of raters with a verified payment and its explorer card; the reference (row) path and
+ *    the aggregate path give the same weighted_score.
+ * The real eth_getTransactionByHash lookup against a local node is test/rater-evidence-chain.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../src/config.js';
+import type { Database } from '../src/db/database.js';
+import { createApp } from '../src/doors/http/app.js';
+import type { AppContext } from '../src/doors/http/context.js';
+import type { IndexEvent } from '../src/index-events.js';
+import { ingestBatch } from '../src/indexer/ingest.js';
+import { paidHandlers } from '../src/paid/index.js';
+import type { PaidHandler, RawPaidRequest } from '../src/paid/handler.js';
+import { walletProfileBody } from '../src/paid/wallet-profile.js';
+import { refreshRaterEvidence } from '../src/raters/refresh.js';
+import {
+  drainTxLookups,
+  runTxRound,
+  type TxLookupContext,
+  type TxSource,
+} from '../src/raters/transactions.js';
+import { readSubjectAggregateInputs } from '../src/read/subject-aggregates.js';
+import { readSubjectInputs } from '../src/read/subject.js';
+import { refreshAggregates } from '../src/store/aggregates-refresh.js';
+import { registerChains } from '../src/store/chain-state.js';
+import { leaseRaterTransactions } from '../src/store/raters.js';
+import { RATER_WEIGHT_POLICY, round6 } from '../src/scoring/index.js';
+import { openTestDatabase, testDbKind, type TestDatabase } from './helpers/db.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the served JSON is read field by field */
+
+const USDC_BASE = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913';
+const H = 3600_000;
+const T0 = Date.UTC(2026, 5, 1);
+const addr = (prefix: string, i: number) => `0x${prefix}${String(i).padStart(40 - prefix.length, '0')}`;
+
+let t: TestDatabase;
+let db: Database;
+let config: Config;
+let txCounter = 0;
+
+function mint(network: string, agentId: string, owner: string, block: number): IndexEvent[] {
+  const at = { network, logIndex: 0, blockNumber: block, blockTime: new Date(T0) };
+  return [
+    {
+      ...at,
+      kind: 'transfer',
+      txHash: `0x${(++txCounter).toString(16).padStart(64, '0')}`,
+      agentId,
+      from: addr('0', 0),
+      to: owner,
+    },
+  ];
+}
+
+function rate(
+  network: string,
+  agentId: string,
+  rater: string,
+  value: number,
+  at: number,
+  block: number,
+  index = 1,
+): IndexEvent {
+  return {
+    network,
+    kind: 'feedback',
+    txHash: `0x${(++txCounter).toString(16).padStart(64, '0')}`,
+    logIndex: 0,
+    blockNumber: block,
+    blockTime: new Date(at),
+    agentId,
+    rater,
+    feedbackIndex: String(index),
+    valueRaw: String(value),
+    valueDecimals: 0,
+    value: String(value),
+    tag1: '',
+    tag2: '',
+    endpoint: '',
+    feedbackUri: '',
+    feedbackHash: null,
+  };
+}
+
+async function ingest(network: string, events: IndexEvent[], block: number): Promise<void> {
+  await ingestBatch(db, events, {
+    network,
+    lastScannedBlock: block,
+    headAtLastSync: block + 12,
+    caughtUp: true,
+  });
+}
+
+/** A verified payment proof on a rating (what the document fetcher stores after checking the receipt). */
+async function verifiedPayment(tx: string, token: string, amount: string, chainId = 8453): Promise<void> {
+  await db.query(
+    `INSERT INTO feedback_documents (network, tx_hash, log_index, agent_id, rater, block_number, uri, state,
+                                     payment_state, payment_proof)
+     SELECT network, tx_hash, log_index, agent_id, rater, block_number, 'https://docs.example/f', 'succeeded',
+            'verified', $2::jsonb
+       FROM ratings WHERE tx_hash = $1`,
+    [tx, JSON.stringify({ fromAddress: '0x', toAddress: '0x', chainId, txHash: tx, token, amount })],
+  );
+}
+
+beforeAll(async () => {
+  t = await openTestDatabase();
+  db = t.db;
+  config = loadConfig({});
+  await registerChains(db, config.chains);
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe(`first rating per rater, kept by triggers (${testDbKind})`, () => {
+  const rater = addr('aa', 1);
+  const first = async () =>
+    (
+      await db.query<any>(
+        `SELECT network, block_number::int AS block, state, attempts, nonce FROM rater_first_tx WHERE rater = $1`,
+        [rater],
+      )
+    )[0];
+
+  it('an earlier rating moves it and queues a new lookup; a later one does not; a rollback finds the next', async () => {
+    await ingest(
+      'base',
+      [...mint('base', '901', addr('bb', 1), 100), rate('base', '901', rater, 80, T0 + 10 * H, 110)],
+      110,
+    );
+    expect(await first()).toMatchObject({
+      network: 'base',
+      block: 110,
+      state: 'queued',
+      attempts: 0,
+      nonce: null,
+    });
+    // the lookup ran: the row holds a nonce
+    await db.query(`UPDATE rater_first_tx SET state = 'fetched', nonce = 7, attempts = 1 WHERE rater = $1`, [
+      rater,
+    ]);
+    await ingest('base', [rate('base', '901', rater, 70, T0 + 20 * H, 120, 2)], 120);
+    expect(await first()).toMatchObject({ block: 110, state: 'fetched', nonce: 7 });
+    await ingest('optimism', [rate('optimism', '5', rater, 60, T0 + 5 * H, 50)], 50);
+    expect(await first()).toMatchObject({
+      network: 'optimism',
+      block: 50,
+      state: 'queued',
+      attempts: 0,
+      nonce: null,
+    });
+    // a deep reorg's rollback deletes it: the next one is found
+    await db.query(`DELETE FROM ratings WHERE network = 'optimism' AND block_number > 40`);
+    expect(await first()).toMatchObject({ network: 'base', block: 110, state: 'queued' });
+  });
+
+  it('a rater first seen on Solana has no account history to read', async () => {
+    const s = '7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU';
+    await ingest(
+      'solana',
+      [rate('solana', 'AssetA1111111111111111111111111111111111111', s, 90, T0, 300)],
+      300,
+    );
+    const [row] = await db.query<any>(`SELECT state FROM rater_first_tx WHERE rater = $1`, [s]);
+    expect(row.state).toBe('unavailable');
+  });
+});
+
+describe(`account-history lookups (${testDbKind})`, () => {
+  const raters = [1, 2, 3, 4].map((i) => addr('cc', i));
+  let now = new Date('2030-01-01T00:00:00Z');
+  const answers = new Map<string, { from: string; nonce: number } | null | 'throw'>();
+  const calls: string[] = [];
+  const source: TxSource = async (_network, hash) => {
+    calls.push(hash);
+    const a = answers.get(hash);
+    if (a === 'throw') throw new Error('upstream 502');
+    return a ?? null;
+  };
+  const waits: number[] = [];
+  const ctx = (over: Partial<TxLookupContext['options']> = {}): TxLookupContext => ({
+    db,
+    source,
+    clock: () => now,
+    owner: 'test-owner',
+    sleep: async (ms) => void waits.push(ms),
+    options: {
+      networks: ['base'],
+      batch: 10,
+      ratePerSecond: 5,
+      maxAttempts: 3,
+      retryBaseSeconds: 60,
+      leaseSeconds: 120,
+      ...over,
+    },
+  });
+  const rows = async () =>
+    Object.fromEntries(
+      (
+        await db.query<any>(
+          `SELECT rater, state, attempts, reason, tx_from, nonce::int AS nonce FROM rater_first_tx WHERE rater = ANY($1)`,
+          [raters],
+        )
+      ).map((r) => [r.rater, r]),
+    );
+
+  it('fetches sender and nonce, retries then fails the unknown and the failing, spaced per chain', async () => {
+    await ingest(
+      'base',
+      [
+        ...mint('base', '902', addr('bb', 2), 200),
+        ...raters.map((r, i) => rate('base', '902', r, 50 + i, T0 + 30 * H, 201 + i)),
+      ],
+      210,
+    );
+    const hashes = await db.query<{ rater: string; tx_hash: string }>(
+      `SELECT rater, tx_hash FROM rater_first_tx WHERE rater = ANY($1) ORDER BY rater`,
+      [raters],
+    );
+    const hash = (i: number) => hashes.find((h) => h.rater === raters[i])!.tx_hash;
+    answers.set(hash(0), { from: raters[0]!, nonce: 0 });
+    answers.set(hash(1), { from: '0x' + 'ee'.repeat(20), nonce: 91_234 });
+    answers.set(hash(2), null);
+    answers.set(hash(3), 'throw');
+    // leased for another owner first: nothing is left for this one
+    const other = await leaseRaterTransactions(db, 'someone-else', now, 10, 120, ['base']);
+    expect(other.map((j) => j.rater).sort()).toEqual(expect.arrayContaining(raters));
+    expect((await runTxRound(ctx())).leased).toBe(0);
+    // its lease runs out: taken again
+    now = new Date(now.getTime() + 121_000);
+    const r1 = await runTxRound(ctx());
+    expect(r1.leased).toBeGreaterThanOrEqual(4);
+    let s = await rows();
+    expect(s[raters[0]!]).toMatchObject({ state: 'fetched', tx_from: raters[0], nonce: 0, reason: null });
+    expect(s[raters[1]!]).toMatchObject({ state: 'fetched', tx_from: '0x' + 'ee'.repeat(20), nonce: 91_234 });
+    expect(s[raters[2]!]).toMatchObject({ state: 'retry', reason: 'no_such_transaction' });
+    expect(s[raters[3]!]).toMatchObject({ state: 'retry', reason: 'rpc_error' });
+    // one chain: calls spaced by 1/5 s (each wait is what is left of the 200 ms after the call)
+    expect(waits.length).toBeGreaterThanOrEqual(3);
+    expect(waits.every((w) => w > 0 && w <= 200)).toBe(true);
+    // not due before the backoff
+    expect((await runTxRound(ctx())).leased).toBe(0);
+    now = new Date(now.getTime() + 3600_000);
+    await drainTxLookups(ctx());
+    s = await rows();
+    expect(s[raters[2]!]).toMatchObject({ state: 'failed', reason: 'no_such_transaction', attempts: 3 });
+    expect(s[raters[3]!]).toMatchObject({ state: 'failed', reason: 'rpc_error' });
+  });
+
+  it('a lookup whose row moved to an earlier rating meanwhile is not written', async () => {
+    const r = addr('cd', 1);
+    await ingest('base', [rate('base', '902', r, 40, T0 + 40 * H, 230)], 230);
+    const [job] = await leaseRaterTransactions(db, 'slow-owner', now, 100, 120, ['base']).then((js) =>
+      js.filter((j) => j.rater === r),
+    );
+    expect(job).toBeDefined();
+    await ingest('base', [rate('base', '902', r, 40, T0 + 39 * H, 231, 2)], 231);
+    const { finishRaterTransaction } = await import('../src/store/raters.js');
+    expect(
+      await finishRaterTransaction(db, job!, 'slow-owner', now, {
+        state: 'fetched',
+        nextTryAt: now,
+        reason: null,
+        txFrom: r,
+        nonce: 3,
+      }),
+    ).toBe(false);
+    const [row] = await db.query<any>(`SELECT state, nonce FROM rater_first_tx WHERE rater = $1`, [r]);
+    expect(row).toMatchObject({ state: 'queued', nonce: null });
+  });
+});
+
+describe(`the background run and the served evidence (${testDbKind})`, () => {
+  const owner = addr('dd', 1);
+  const agent = '777';
+  const honest = [1, 2, 3, 4].map((i) => addr('e1', i));
+  const payer = addr('e2', 1);
+  const farm = [1, 2, 3, 4, 5, 6].map((i) => addr('f1', i));
+  const ringOwners = [1, 2, 3].map((i) => addr('a7', i));
+  let ctx: AppContext;
+  let payTx: string;
+
+  const call = async (tier: string, params: Record<string, string>): Promise<any> => {
+    const h = paidHandlers[tier] as PaidHandler<unknown>;
+    const req: RawPaidRequest = { params, query: {} };
+    const v = await h.validate(ctx, req);
+    if (!v.ok) throw new Error(`invalid: ${JSON.stringify(v.body)}`);
+    return JSON.parse(JSON.stringify((await h.run(ctx, v.input, { receipt: null })).body));
+  };
+
+  beforeAll(async () => {
+    const events: IndexEvent[] = [...mint('base', agent, owner, 400)];
+    honest.forEach((r, i) => events.push(rate('base', agent, r, 40 + 10 * i, T0 + i * 50 * H, 401 + i)));
+    // honest raters rate a second, honest agent too
+    events.push(...mint('base', '778', addr('dd', 2), 405));
+    honest.forEach((r, i) => events.push(rate('base', '778', r, 70, T0 + (i * 50 + 1) * H, 406 + i)));
+    const paying = rate('base', agent, payer, 90, T0 + 300 * H, 420);
+    payTx = paying.txHash;
+    events.push(paying);
+    // a fresh farm: one window, one value
+    farm.forEach((r, i) => events.push(rate('base', agent, r, 100, T0 + 400 * H + i * 60_000, 430 + i)));
+    // three owners rating each other
+    ringOwners.forEach((o, i) => events.push(...mint('base', String(800 + i), o, 440 + i)));
+    ringOwners.forEach((o, i) =>
+      ringOwners.forEach((p, j) => {
+        if (i !== j)
+          events.push(
+            rate('base', String(800 + j), o, 100, T0 + 500 * H + (i * 3 + j) * 60_000, 450 + i * 3 + j),
+          );
+      }),
+    );
+    await ingest('base', events, 500);
+    await verifiedPayment(payTx, USDC_BASE, '2500000');
+    // every lookup answered: honest raters with history, the farm fresh
+    await db.query(
+      `UPDATE rater_first_tx SET state = 'fetched', tx_from = rater,
+              nonce = CASE WHEN rater LIKE '0xf1%' THEN 0 ELSE 250 END
+        WHERE rater = ANY($1)`,
+      [[...honest, payer, ...farm, ...ringOwners]],
+    );
+    await refreshAggregates(db);
+    ctx = { config, db, now: () => new Date() } as AppContext;
+  });
+
+  it('computes cohorts, breadth, reciprocity, payments and graph trust; reruns only when its inputs move', async () => {
+    const r1 = await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [] });
+    expect(r1.skipped).toBe(false);
+    // the farm, the ring, and the four raters of the lookup test above (agent 902, one window)
+    expect(r1.cohorts).toBe(3);
+    expect(r1.seeds).toBe(1);
+    const ev = Object.fromEntries(
+      (await db.query<any>(`SELECT * FROM rater_evidence`)).map((r) => [r.rater, r]),
+    );
+    expect(ev[farm[0]!]).toMatchObject({
+      cohort_id: farm[0],
+      cohort_size: 6,
+      cohort_reasons: 'first_rating_window',
+    });
+    expect(ev[ringOwners[0]!]).toMatchObject({ cohort_size: 3, cohort_reasons: 'reciprocal_ring' });
+    expect(ev[honest[0]!]).toMatchObject({ subjects: 2, independent_subjects: 2, cohort_id: null });
+    expect(ev[payer]).toMatchObject({ verified_ratings: 1, seed: true, graph_trust: 1 });
+    expect(Number(ev[payer].paid_micro_usd)).toBe(2_500_000);
+    expect(ev[farm[0]!].graph_trust).toBe(0);
+    expect(ev[honest[0]!].graph_trust).toBeGreaterThan(0);
+    const pairs = await db.query<any>(`SELECT * FROM rater_subject_evidence ORDER BY rater, subject`);
+    expect(pairs.filter((p) => p.reciprocal)).toHaveLength(6);
+    expect(pairs.find((p) => p.rater === payer)).toMatchObject({ subject: owner, verified_ratings: 1 });
+    // nothing moved: skipped; forced: the same rows
+    expect((await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [] })).skipped).toBe(true);
+    expect(
+      (await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [], force: true })).skipped,
+    ).toBe(false);
+  });
+
+  it('a payment in a token nobody values is a verified fact worth nothing', async () => {
+    const other = rate('base', '778', payer, 90, T0 + 310 * H, 470);
+    await ingest('base', [other], 470);
+    await verifiedPayment(other.txHash, '0x' + '12'.repeat(20), '999000000000000');
+    await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [] });
+    const [row] = await db.query<any>(
+      `SELECT verified_ratings, paid_micro_usd::text AS paid FROM rater_evidence WHERE rater = $1`,
+      [payer],
+    );
+    expect(row).toMatchObject({ verified_ratings: 2, paid: '2500000' });
+    // an operator may value it (RATER_VALUED_TOKENS)
+    await refreshRaterEvidence(db, {
+      knownRelayers: [],
+      valuedTokens: [{ chainId: 8453, token: '0x' + '12'.repeat(20), decimals: 18 }],
+      force: true,
+    });
+    const [again] = await db.query<any>(
+      `SELECT paid_micro_usd::text AS paid FROM rater_evidence WHERE rater = $1`,
+      [payer],
+    );
+    expect(again.paid).toBe(String(2_500_000 + 999));
+    await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [], force: true });
+  });
+
+  it('the agent detail serves each rating’s rater evidence and voice weight; weighted_score recomputes from them', async () => {
+    const body = await call('agent-detail', { network: 'base', agent_id: agent });
+    expect(body.rater_weight_policy).toBe(RATER_WEIGHT_POLICY);
+    expect(body.final_score).toBe(round6((40 + 50 + 60 + 70 + 90 + 600) / 11));
+    expect(body.rater_evidence.computed_at).toEqual(expect.any(String));
+    const byRater = new Map<string, any>(body.ratings.map((r: any) => [r.rater, r.rater_evidence]));
+    const f = byRater.get(farm[0]!);
+    expect(f.account_history).toMatchObject({ class: 'fresh', nonce_at_first_rating: 0, gas_payer: null });
+    expect(f.cohort).toEqual({ id: farm[0], size: 6 });
+    expect(f.voice).toMatchObject({ proven: false, cohort_members: 6 });
+    const p = byRater.get(payer);
+    expect(p.verified_payment).toEqual({ ratings_to_subject: 1, usd_to_subject: '2.5' });
+    expect(p.seed).toBe(true);
+    expect(p.voice.payment_lift).toBeCloseTo(Math.log10(250) / 3, 12);
+    expect(byRater.get(honest[0]!).account_history.class).toBe('established');
+    // the weighted mean of the served voices and weights is the served weighted_score
+    let num = 0;
+    let den = 0;
+    for (const r of body.ratings) {
+      if (!r.rater_evidence.voice || byRater.get(r.rater) === undefined) continue;
+      const w = r.rater_evidence.voice.weight;
+      const voices = body.ratings.filter((x: any) => x.rater === r.rater).map((x: any) => x.value);
+      num += (w * voices.reduce((a: number, b: number) => a + b, 0)) / voices.length;
+      den += w;
+      byRater.delete(r.rater);
+    }
+    expect(body.weighted_score).toBe(round6(num / den));
+    // the farm weighs together at most 3 % of the proven voices
+    expect(Math.abs(body.weighted_score - (40 + 50 + 60 + 70) / 4)).toBeGreaterThan(0);
+    expect(body.weighted_score).toBeLessThan(body.final_score);
+  });
+
+  it('the wallet profile counts its raters’ evidence; the row path gives the same weighted_score', async () => {
+    const body = await call('wallet-lookup', { wallet: owner });
+    expect(body.rater_evidence).toMatchObject({
+      raters: 11,
+      with_verified_payment: 1,
+      account_history: { established: 5, fresh: 6, relayed: 0, pending: 0, unavailable: 0 },
+      proven: 5,
+      in_cohort: 6,
+      cohorts: 1,
+      seeds: 1,
+      rater_weight_policy: RATER_WEIGHT_POLICY,
+    });
+    const agg = walletProfileBody(await readSubjectAggregateInputs(db, owner));
+    const rows = walletProfileBody(await readSubjectInputs(db, owner));
+    expect(rows.weighted_score).toBe(agg.weighted_score);
+    expect(agg.weighted_score).toBe(body.weighted_score);
+    const ring = walletProfileBody(await readSubjectAggregateInputs(db, ringOwners[0]!));
+    const ringRows = walletProfileBody(await readSubjectInputs(db, ringOwners[0]!));
+    expect(ringRows.weighted_score).toBe(ring.weighted_score);
+  });
+
+  it('the rater profile serves the rater’s facts with their sources', async () => {
+    const body = await call('rater-profile', { wallet: payer });
+    expect(body.evidence.account_history).toMatchObject({ class: 'established', nonce_at_first_rating: 250 });
+    expect(body.evidence.account_history.first_rating).toMatchObject({ network: 'base', tx_hash: payTx });
+    expect(body.evidence.verified_payment).toMatchObject({
+      ratings: 2,
+      usd: '2.5',
+      subjects_paid: 2,
+      seed: true,
+    });
+    expect(body.evidence.breadth).toMatchObject({ agents_rated: 2, subjects: 2 });
+    expect(body.evidence.graph_trust.parameters).toMatchObject({ damping: 0.85, seed_usd: '0.1' });
+    expect(typeof body.evidence.graph_trust.source).toBe('string');
+    const ring = await call('rater-profile', { wallet: ringOwners[1]! });
+    expect(ring.evidence.cohort).toMatchObject({ size: 3, reasons: ['reciprocal_ring'] });
+    expect(ring.evidence.reciprocal_subjects).toBe(2);
+    expect(ring.final_score).toBeUndefined();
+  });
+
+  it('GET /wallets/{wallet}/rater-evidence: the free count; zeros for an unknown wallet; 422 for a non-address; the explorer shows it', async () => {
+    const app = createApp({ ...ctx, freeCache: null } as AppContext);
+    const res = await app.request(`/wallets/${owner.toUpperCase().replace('0X', '0x')}/rater-evidence`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({
+      wallet: owner,
+      distinct_raters: 11,
+      raters_with_verified_payment: 1,
+      rater_weight_policy: RATER_WEIGHT_POLICY,
+      source: 'rater_evidence',
+    });
+    expect(body.computed_at).toEqual(expect.any(String));
+    expect(Object.keys(body)).not.toContain('weighted_score');
+    const none = (await (await app.request(`/wallets/${addr('99', 9)}/rater-evidence`)).json()) as any;
+    expect(none).toMatchObject({ distinct_raters: 0, raters_with_verified_payment: 0 });
+    expect((await app.request('/wallets/nope/rater-evidence')).status).toBe(422);
+    const page = await (await app.request(`/explore/wallets/${owner}`)).text();
+    expect(page).toContain(
+      '<span class="v" id="raters-paid">1</span> of its <span id="raters-total">11</span>',
+    );
+    expect(page).not.toContain(
+      String(walletProfileBody(await readSubjectAggregateInputs(db, owner)).weighted_score),
+    );
+  });
+});
