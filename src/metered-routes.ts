@@ -8,7 +8,7 @@
  *  - the metered rows of the pricing table (src/payments/pricing.ts: `/pricing`, `matchTier`, the
  *    one rule that picks a request's tier, and so every 402's price), path patterns included;
  *  - the HTTP mounts and their OpenAPI entries (src/doors/http/routes/reputation.ts);
- *  - the MCP `rep_pricing` probe paths (src/doors/mcp/tools.ts) and the explorer's price labels;
+ *  - the MCP `rep_pricing` probe paths (src/doors/mcp/pricing-tool.ts) and the explorer's price labels;
  *  - the handler of each tier (src/paid/index.ts maps tier ids to handlers, and checks that every
  *    tier declared here has one).
  */
