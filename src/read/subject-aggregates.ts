@@ -102,7 +102,10 @@ const SUBJECT_SQL = (withDays: boolean) => `
     (SELECT json_build_array(coalesce(sum(e.fetched), 0), coalesce(sum(e.matching), 0), coalesce(sum(e.verified), 0))
        FROM own a JOIN agent_evidence e ON e.network = a.network AND e.agent_id = a.agent_id) AS evidence,
     (SELECT count(*)::int FROM chains c
-      WHERE c.network IN (SELECT network FROM rr) AND NOT c.backfill_complete) AS incomplete
+      WHERE NOT c.backfill_complete
+        AND c.network IN (SELECT a.network FROM own a
+                           WHERE EXISTS (SELECT 1 FROM live_agent_rater x
+                                          WHERE x.network = a.network AND x.agent_id = a.agent_id))) AS incomplete
     ${
       withDays
         ? `, (SELECT json_agg(json_build_array(x.network, x.day, x.n, x.s))
