@@ -60,6 +60,8 @@ for (const [label, tier, req] of cases) {
   const times: number[] = [];
   stats.clear();
   queries = 0;
+  // this process's CPU time (user + system): what the answer costs in JavaScript, whatever else runs
+  const cpu0 = process.cpuUsage();
   for (let k = 0; k < CALLS; k++) {
     const t0 = performance.now();
     const v = await h.validate(ctx, req);
@@ -68,10 +70,12 @@ for (const [label, tier, req] of cases) {
     JSON.stringify(r.body);
     times.push(performance.now() - t0);
   }
+  const cpu = process.cpuUsage(cpu0);
   times.sort((a, b) => a - b);
   console.log(
     `${label}: p50 ${times[Math.floor(CALLS / 2)]!.toFixed(1)} ms, max ${times[CALLS - 1]!.toFixed(1)} ms, ` +
-      `${(queries / CALLS).toFixed(1)} queries/call`,
+      `${(queries / CALLS).toFixed(1)} queries/call, ` +
+      `client CPU ${((cpu.user + cpu.system) / 1000 / CALLS).toFixed(1)} ms/call`,
   );
   for (const [k, s] of [...stats].sort((a, b) => b[1].ms - a[1].ms)) {
     console.log(`   ${(s.ms / CALLS).toFixed(1).padStart(7)} ms/call  x${s.n / CALLS}  ${k}`);
