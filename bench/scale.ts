@@ -40,7 +40,7 @@
  *   BENCH_EVENTS=200000 npm run bench:scale            # PGlite in memory
  *   BENCH_PARTS=refresh,ingest,free …                   # only some sections (the others print null)
  *   BENCH_PARTS=raters …                                # only the rater-evidence run (also before `paid`)
- *   BENCH_LOAD=1 …                                      # the paid rows under load: see below
+ *   BENCH_LOAD=1 …                                      # the paid rows under load (PostgreSQL only): see below
  *
  * BENCH_LOAD=1 (PostgreSQL): the paid rows run while a SECOND process (`bench/free-load.ts`, also
  * `npm run bench:http-load`) serves the same schema and drives its free routes with autocannon
@@ -460,7 +460,7 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   let typicalProfile = NONE;
   let midProfile = NONE;
   let loadInfo: Record<string, unknown> | null = null;
-  const freeLoad = PARTS.has('paid') && LOAD ? await startFreeLoad(url!) : null;
+  const freeLoad = PARTS.has('paid') && LOAD && url ? await startFreeLoad(url) : null;
   const load1 = loadavg()[0]!;
   if (freeLoad) {
     // let the load settle (JIT of the load process, its plans and cache)
