@@ -40,11 +40,17 @@
  *   BENCH_EVENTS=200000 npm run bench:scale            # PGlite in memory
  *   BENCH_PARTS=refresh,ingest,free …                   # only some sections (the others print null)
  *   BENCH_PARTS=raters …                                # only the rater-evidence run (also before `paid`)
+ *   BENCH_LOAD=1 …                                      # the paid rows under load (PostgreSQL only): see below
+ *
+ * BENCH_LOAD=1 (PostgreSQL): the paid rows run while a SECOND process (`bench/free-load.ts`, also
+ * `npm run bench:http-load`) serves the same schema and drives its free routes with autocannon
+ * (BENCH_LOAD_CONNECTIONS, default 10), as a public server is loaded; the RESULT line says so
+ * (`load`: its requests/s and the 1-minute load average before and after the paid rows).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -86,6 +92,7 @@ const PARTS = new Set(
 const KEEP = /^[a-z_][a-z0-9_]{0,40}$/.test(process.env.BENCH_KEEP_SCHEMA ?? '')
   ? process.env.BENCH_KEEP_SCHEMA!
   : null;
+const LOAD = process.env.BENCH_LOAD === '1';
 const NONE = { p50: NaN, p99: NaN };
 const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
 
@@ -357,6 +364,33 @@ async function rawCopy(db: Database, events: IndexEvent[], url: string | null): 
   return (performance.now() - t0) / 1000;
 }
 
+/** The second process of BENCH_LOAD=1 (bench/free-load.ts on the same schema), once it serves. */
+async function startFreeLoad(url: string): Promise<{ child: ChildProcess; stop(): Promise<unknown> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join('bench', 'free-load.ts')], {
+    env: { ...process.env, DATABASE_URL: url },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8');
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: string) => {
+      out += d;
+      if (out.includes('READY ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`bench/free-load.ts exited (${code}) before serving`)));
+  });
+  return {
+    child,
+    async stop() {
+      child.kill('SIGTERM');
+      await ended;
+      const line = out.split('\n').find((l) => l.startsWith('LOAD '));
+      return line ? JSON.parse(line.slice(5)) : null;
+    },
+  };
+}
+
 /** Requests per second of `url` at this benchmark's load (BENCH_CONNECTIONS, BENCH_SECONDS). */
 const rpsAt = (url: string) => autocannonRps(url, { connections: CONNECTIONS, seconds: SECONDS });
 
@@ -425,6 +459,14 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   let bigAgent = NONE;
   let typicalProfile = NONE;
   let midProfile = NONE;
+  let loadInfo: Record<string, unknown> | null = null;
+  const freeLoad = PARTS.has('paid') && LOAD && url ? await startFreeLoad(url) : null;
+  const load1 = loadavg()[0]!;
+  if (freeLoad) {
+    // let the load settle (JIT of the load process, its plans and cache)
+    await new Promise((r) => setTimeout(r, 5_000));
+    console.log(`\nunder load: bench/free-load.ts (pid ${freeLoad.child.pid}) drives the free routes`);
+  }
   if (PARTS.has('paid')) {
     console.log(`\npaid answers (${label}; handlers in process, validate + run)`);
     // The floor under every paid row on this machine: one trivial round trip to the database.
@@ -466,6 +508,13 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
         `  ${'8 concurrent big wallet profiles'.padEnd(44)} wall ${(performance.now() - t0).toFixed(0)} ms  peak RSS ${mbOf(peak)} MB`,
       );
     }
+  }
+
+  if (PARTS.has('paid')) {
+    const after = loadavg()[0]!;
+    const free = freeLoad ? await freeLoad.stop() : null;
+    loadInfo = { second_process: free, loadavg_1m_before: r1(load1), loadavg_1m_after: r1(after) };
+    console.log(`load: ${JSON.stringify(loadInfo)}`);
   }
 
   let incMs: number | null = null;
@@ -572,6 +621,7 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
     ingest_vs_copy: ingestVsCopy,
     free_vs_pricing_min: freeMin,
     rater_evidence_run: evidenceRun,
+    load: loadInfo,
   };
   console.log(`\n(${label}; /pricing = ${pricingVsBare} of bare Hono; parts: ${[...PARTS].join(',')})`);
   console.log(`RESULT ${JSON.stringify(result)}`);

@@ -18,12 +18,9 @@ import type { Database } from '../src/db/database.js';
 import { readEmittedRatings } from '../src/read/rater.js';
 import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { readAgentRatings } from '../src/read/agent.js';
-import {
-  readAgentAggregates,
-  readEmittedAggregates,
-  readSubjectAggregateInputs,
-  readSubjectDays,
-} from '../src/read/subject-aggregates.js';
+import { readAgentAggregates } from '../src/read/agent-aggregates.js';
+import { readEmittedAggregates } from '../src/read/emitted-aggregates.js';
+import { readSubjectAggregateInputs, readSubjectDays } from '../src/read/subject-aggregates.js';
 import { readSubjectInputs, type SubjectInputs } from '../src/read/subject.js';
 import { snapshotDigest, walletProfileBody } from '../src/paid/wallet-profile.js';
 import {

@@ -30,7 +30,7 @@ import {
   type AgentRatingRow,
   type RatingCursor,
 } from '../read/agent.js';
-import { readAgentDetailInputs } from '../read/subject-aggregates.js';
+import { readAgentDetailInputs } from '../read/agent-aggregates.js';
 import { readEvidenceCounts, readRatingEvidence, ratingKey, type RatingEvidence } from '../read/documents.js';
 import { servedEvidence } from './evidence.js';
 import { readAgentRegistration } from '../read/registrations.js';

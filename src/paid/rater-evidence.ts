@@ -10,7 +10,6 @@ import {
   accountNonce,
   historyClass,
   isProven,
-  voiceEvidenceOf,
   RATER_EVIDENCE_POLICY,
   RATER_WEIGHT_POLICY,
   type RaterFacts,
@@ -117,8 +116,9 @@ export function raterEvidenceCounts(
       byClass.pending! += 1;
       continue;
     }
-    if (isProven(voiceEvidenceOf(f))) proven++;
-    byClass[historyClass(f)]! += 1;
+    const nonce = accountNonce(f);
+    if (isProven({ nonce, paidMicroUsd: f.paidMicroUsd })) proven++;
+    byClass[historyClass(f, nonce)]! += 1;
     if (f.verifiedRatings > 0) paid++;
     if (f.cohortId !== null) {
       inCohort++;

@@ -8,7 +8,7 @@
  * Everything else is counted in `unknown_tag_count` — data, not an error.
  */
 import type { PaidContext, PaidHandler, PaidResult, RawPaidRequest, Validated } from './handler.js';
-import { readEmittedAggregates } from '../read/subject-aggregates.js';
+import { readEmittedAggregates } from '../read/emitted-aggregates.js';
 import { readRaterProfileEvidence } from '../read/raters.js';
 import { servedRaterProfileEvidence } from './rater-evidence.js';
 import { POLICY_VERSION, raterStatsFromAggregates } from '../scoring/index.js';

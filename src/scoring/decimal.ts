@@ -47,9 +47,14 @@ export function parseDecimal(input: string): ExactDecimal | null {
   return d;
 }
 
-/** Rating values repeat a lot ("100", "87.5"): a small memo of immutable results. */
+/**
+ * Rating values repeat a lot ("100", "87.5"): a memo of immutable results. It holds a whole
+ * 5,000-rater subject's per-rater sums (each one distinct, parsed once per answer): with room for
+ * 4,096 it was emptied within every such answer and parsed all of them again (regex + BigInt, a
+ * fifth of the answer's JavaScript). 32,768 short keys are a few MB.
+ */
 const PARSE_CACHE = new Map<string, ExactDecimal | null>();
-const PARSE_CACHE_MAX = 4096;
+const PARSE_CACHE_MAX = 32_768;
 
 function parseUncached(input: string): ExactDecimal | null {
   const m = DECIMAL_RE.exec(input);

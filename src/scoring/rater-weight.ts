@@ -72,7 +72,8 @@ export function accountNonce(
   f: Pick<RaterFacts, 'rater' | 'historyState' | 'txFrom' | 'txNonce'>,
 ): number | null {
   if (f.historyState !== 'fetched' || f.txNonce === null || f.txFrom === null) return null;
-  return f.txFrom.toLowerCase() === f.rater.toLowerCase() ? f.txNonce : null;
+  // the same string (what the paid reads give for a self-sent transaction) skips two lower-casings
+  return f.txFrom === f.rater || f.txFrom.toLowerCase() === f.rater.toLowerCase() ? f.txNonce : null;
 }
 
 /** What the weight reads of a rater's stored facts. */
@@ -92,11 +93,11 @@ export function evidenceLookup(facts: ReadonlyMap<string, RaterFacts>): Map<stri
   return new Map([...facts].map(([rater, f]) => [rater, voiceEvidenceOf(f)]));
 }
 
-/** The account-history class of a rater, as served. */
+/** The account-history class of a rater, as served (`nonce`: its `accountNonce`, when known). */
 export function historyClass(
   f: Pick<RaterFacts, 'rater' | 'historyState' | 'txFrom' | 'txNonce'>,
+  nonce: number | null = accountNonce(f),
 ): 'fresh' | 'established' | 'relayed' | 'pending' | 'unavailable' {
-  const nonce = accountNonce(f);
   if (nonce !== null) return isFresh(nonce) ? 'fresh' : 'established';
   if (f.historyState === 'fetched') return 'relayed';
   if (f.historyState === 'unavailable' || f.historyState === 'failed') return 'unavailable';
@@ -172,9 +173,12 @@ export function voiceWeights(
   evidence: RaterEvidenceLookup | undefined,
 ): VoiceWeight[] {
   const out: VoiceWeight[] = [];
+  /** Each voice's cohort id, in `out`'s order (one lookup of the evidence per voice). */
+  const cohorts: (string | null)[] = [];
   for (const [rater, acc] of [...byRater.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (acc.count <= 0) continue;
     const ev = evidence?.get(rater) ?? NO_EVIDENCE;
+    cohorts.push(ev.cohortId ?? null);
     const s = ev.independentSubjects ?? lookup(subjectCounts, rater) ?? 1;
     const history_factor = historyFactor(ev.nonce);
     const breadth_factor = raterWeight(Math.max(1, s));
@@ -199,21 +203,18 @@ export function voiceWeights(
   // A cohort is one voice: its members share it, proven members apart from unproven ones (which
   // the unproven bound holds anyway), so wallets with nothing to show cannot thin a proven voice
   // out by joining its window.
-  const cohortKey = (v: VoiceWeight) => {
-    const c = evidence?.get(v.rater)?.cohortId ?? null;
+  const keys = out.map((v, i) => {
+    const c = cohorts[i]!;
     return c === null ? null : `${v.proven ? 'p' : 'u'}\u0000${c}`;
-  };
+  });
   const members = new Map<string, number>();
-  for (const v of out) {
-    const k = cohortKey(v);
-    if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
-  }
-  for (const v of out) {
-    const k = cohortKey(v);
+  for (const k of keys) if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
+  out.forEach((v, i) => {
+    const k = keys[i]!;
     const m = k === null ? 1 : members.get(k)!;
     v.cohort_members = m;
     v.weight /= m;
-  }
+  });
   // Unproven voices together weigh at most `unprovenShare` of the proven weight (when there is any).
   let proven = 0;
   let unproven = 0;
