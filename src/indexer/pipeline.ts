@@ -11,6 +11,20 @@
  *    producer: the step in flight finishes, the source is closed, nothing else is read.
  * `depth` 0 is no read-ahead at all (the source itself).
  */
+import type { ChainConfig } from '../chains.js';
+
+/** Batches scanned ahead of the write by default. */
+const READ_AHEAD = 2;
+
+/**
+ * An EVM chain's scan runs ahead of its writes (`depth`, default 2); a Solana walk does not (its
+ * scanner reads and writes its own state in the database: cursor, gaps).
+ */
+export function readAheadFor(chain: ChainConfig, depth: number | undefined): number {
+  return chain.kind === 'evm' ? (depth ?? READ_AHEAD) : 0;
+}
+
+/** `source`, run ahead of its consumer by at most `depth` items (see the module comment). */
 export function readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncIterable<T> {
   return depth < 1 ? source : ahead(source, depth);
 }
