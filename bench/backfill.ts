@@ -9,9 +9,13 @@
  *
  *   npm run bench:backfill                      # 200,000 feedback events
  *   npm run bench:backfill -- --events 20000    # (or BENCH_BACKFILL_EVENTS=20000)
+ *   DATABASE_URL=postgres://… npm run bench:backfill   # also into PostgreSQL (a private schema)
+ *   BENCH_READ_AHEAD=0 npm run bench:backfill          # without the pipeline's read-ahead
  */
 import { loadConfig, type Config } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { startLocalNode } from '../src/demo/local-node.js';
 import { deployRegistries, giveFeedbackCall, registerAgent } from '../src/demo/registries.js';
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
   const node = await startLocalNode({ chainId: 8453 });
   const proxy = await startHostileRpc(node.rpcUrl, { kind: 'well-behaved' });
   const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+  await migrate(db);
   try {
     const reg = await deployRegistries(node.rpcUrl, node.privateKeys[0]!);
     for (let i = 0; i < AGENTS; i++)
@@ -89,7 +94,6 @@ async function main(): Promise<void> {
     const head = Number(await node.request<string>('eth_blockNumber'));
     const seedS = (Date.now() - t0) / 1000;
 
-    await migrate(db);
     const base = loadConfig({});
     const config: Config = {
       ...base,
@@ -108,37 +112,65 @@ async function main(): Promise<void> {
       ),
     };
     const quiet = { info: () => undefined, warn: (l: string) => process.stderr.write(`${l}\n`) };
-    const p0 = performance.now();
-    const ranges: { from: number; to: number }[] = [];
-    const r = await runIndexPass({
-      db,
-      config,
-      log: quiet,
-      afterPass: null,
-      progress: 'off',
-      hooks: { afterBatch: (b) => void ranges.push({ from: b.from, to: b.to }) },
-    });
-    const passS = (performance.now() - p0) / 1000;
-    if (r.status !== 'ok' || r.failed.length) throw new Error(`the pass failed: ${JSON.stringify(r)}`);
-    const c = r.chains[0]!;
-    const [rows] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ratings');
+    const readAheadEnv = process.env.BENCH_READ_AHEAD;
+    const readAhead = readAheadEnv === undefined ? undefined : Number(readAheadEnv);
 
-    // The limit: the getLogs requests of the ranges the pass wrote (refused wider ones left out),
-    // straight to the node, one after the other.
-    const requests = proxy.logQueries.length;
+    /** One full pass into `db` through the proxy: its time, events, requests and written ranges. */
+    const backfillInto = async (db: Database) => {
+      const before = proxy.logQueries.length;
+      const p0 = performance.now();
+      const ranges: { from: number; to: number }[] = [];
+      const r = await runIndexPass({
+        db,
+        config,
+        log: quiet,
+        afterPass: null,
+        progress: 'off',
+        ...(readAhead === undefined ? {} : { readAhead }),
+        hooks: { afterBatch: (b) => void ranges.push({ from: b.from, to: b.to }) },
+      });
+      const seconds = (performance.now() - p0) / 1000;
+      if (r.status !== 'ok' || r.failed.length) throw new Error(`the pass failed: ${JSON.stringify(r)}`);
+      const c = r.chains[0]!;
+      const [rows] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ratings');
+      return {
+        seconds,
+        events: c.events,
+        rows: Number(rows!.n),
+        requests: proxy.logQueries.length - before,
+        ranges,
+        census: c.census?.state ?? null,
+      };
+    };
+    const pass = await backfillInto(db);
+    const passS = pass.seconds;
+    const ranges = pass.ranges;
+    const requests = pass.requests;
+    const c = { events: pass.events, census: { state: pass.census } };
+    const rows = { n: pass.rows };
+
+    // The limit: the getLogs requests of the ranges the pass wrote (refused wider ones and the
+    // silent-cap checks left out), one after the other, straight to the node and (the scanner's
+    // own path) through the proxy.
     const filter = proxy.logQueries[0]!;
     const hex = (n: number) => `0x${n.toString(16)}`;
     const queries = ranges.map((g) => ({ ...filter, fromBlock: hex(g.from), toBlock: hex(g.to) }));
-    let logs = 0;
-    const g0 = performance.now();
-    for (const [i, q] of queries.entries()) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] });
-      const res = (await (
-        await fetch(node.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-      ).json()) as { result: unknown[] };
-      logs += res.result.length;
-    }
-    const rawS = (performance.now() - g0) / 1000;
+    const replay = async (url: string) => {
+      let logs = 0;
+      const g0 = performance.now();
+      for (const [i, q] of queries.entries()) {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getLogs', params: [q] });
+        const res = (await (
+          await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        ).json()) as { result: unknown[] };
+        logs += res.result.length;
+      }
+      return { logs, seconds: (performance.now() - g0) / 1000 };
+    };
+    const direct = await replay(node.rpcUrl);
+    const viaProxy = await replay(proxy.url);
+    const logs = direct.logs;
+    const rawS = direct.seconds;
 
     // Where the time goes: the scanner alone over the same blocks (getLogs through the proxy,
     // block times, decoding), no database.
@@ -151,6 +183,11 @@ async function main(): Promise<void> {
     const s0 = performance.now();
     for await (const b of scanner.scan(0, head)) scanned += b.events.length;
     const scanS = (performance.now() - s0) / 1000;
+
+    // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after).
+    const pgRun = process.env.DATABASE_URL
+      ? await backfillIntoPostgres(process.env.DATABASE_URL, backfillInto)
+      : null;
 
     const backfillRate = c.events / passS;
     const rawRate = logs / rawS;
@@ -173,7 +210,26 @@ async function main(): Promise<void> {
         events_per_second: Math.round(scanned / scanS),
       },
       raw_getlogs: { logs, seconds: Math.round(rawS * 100) / 100, logs_per_second: Math.round(rawRate) },
+      raw_getlogs_via_proxy: {
+        logs: viaProxy.logs,
+        seconds: Math.round(viaProxy.seconds * 100) / 100,
+        logs_per_second: Math.round(viaProxy.logs / viaProxy.seconds),
+      },
       ratio: Math.round((backfillRate / rawRate) * 1000) / 1000,
+      ratio_via_proxy: Math.round((backfillRate / (viaProxy.logs / viaProxy.seconds)) * 1000) / 1000,
+      ...(pgRun
+        ? {
+            postgres: {
+              events: pgRun.events,
+              ratings_rows: pgRun.rows,
+              seconds: Math.round(pgRun.seconds * 100) / 100,
+              events_per_second: Math.round(pgRun.events / pgRun.seconds),
+              getlogs_requests: pgRun.requests,
+              census: pgRun.census,
+              ratio: Math.round((pgRun.events / pgRun.seconds / rawRate) * 1000) / 1000,
+            },
+          }
+        : {}),
     };
     console.log(
       `backfill: ${result.backfill.events} events in ${result.backfill.seconds} s = ${result.backfill.events_per_second} events/s (${requests} getLogs requests, ${ranges.length} batches, census ${result.backfill.census})`,
@@ -184,12 +240,40 @@ async function main(): Promise<void> {
     console.log(
       `scanner alone (getLogs via the proxy, block times, decoding; no database): ${scanned} events in ${result.scan_only.seconds} s = ${result.scan_only.events_per_second} events/s`,
     );
-    console.log(`ratio backfill / raw getLogs: ${result.ratio}`);
+    console.log(
+      `raw eth_getLogs through the proxy: ${viaProxy.logs} logs in ${result.raw_getlogs_via_proxy.seconds} s = ${result.raw_getlogs_via_proxy.logs_per_second} logs/s`,
+    );
+    console.log(
+      `ratio backfill / raw getLogs: ${result.ratio} (through the proxy: ${result.ratio_via_proxy})`,
+    );
+    if (result.postgres)
+      console.log(
+        `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}`,
+      );
     console.log(`RESULT ${JSON.stringify(result)}`);
   } finally {
     await db.close();
     await proxy.close();
     await node.close();
+  }
+}
+
+/** A backfill into a private schema of the PostgreSQL database at `url` (dropped after). */
+async function backfillIntoPostgres<T>(url: string, run: (db: Database) => Promise<T>): Promise<T> {
+  const schema = `bench_backfill_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
+  try {
+    await migrate(db);
+    return await run(db);
+  } finally {
+    await db.close();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
   }
 }
 

@@ -14,6 +14,9 @@
  * (`eth_getBlockReceipts`, or the receipt of each of its transactions where a node lacks that
  * method), filtered by address and topics: receipts are never capped.
  *
+ * The parts of a window are asked at the same time (the rule does not depend on the order in which
+ * their answers arrive: the largest count seen only grows).
+ *
  * Cost: two extra getLogs per checked window (three for a window whose logs all sit in one
  * block: the blocks before and after it, and its receipts), and nothing for an answer below the
  * largest count seen. On an honest node a window is checked each time its count reaches a new
@@ -119,20 +122,21 @@ export async function completeWindow<L extends RawLogLike>(
     // A node that answers with logs outside the window (or without block numbers): ask halves.
     if (from === to) return { logs: answer, truncated: false };
     const mid = from + Math.floor((to - from) / 2);
-    parts = [await part(g, r, from, mid), await part(g, r, mid + 1, to)];
+    parts = await Promise.all([part(g, r, from, mid), part(g, r, mid + 1, to)]);
   } else if (lo === hi) {
     // Every log in one block: the blocks around it, and the block itself from its receipts.
     g.denseBlocks++;
-    parts = [];
-    if (lo > from) parts.push(await part(g, r, from, lo - 1));
-    parts.push(await r.blockLogs(lo));
-    if (lo < to) parts.push(await part(g, r, lo + 1, to));
+    parts = await Promise.all([
+      lo > from ? part(g, r, from, lo - 1) : [],
+      r.blockLogs(lo),
+      lo < to ? part(g, r, lo + 1, to) : [],
+    ]);
   } else {
     // Split at the block of the middle log (never at the first block: both parts hold a log).
     let split = blocks[Math.floor(n / 2)]!;
     if (split === lo) split = blocks.find((b) => b > lo)!;
     g.checks++;
-    parts = [await part(g, r, from, split - 1), await part(g, r, split, to)];
+    parts = await Promise.all([part(g, r, from, split - 1), part(g, r, split, to)]);
   }
   const logs = union(answer, ...parts);
   const truncated = logs.length > n;

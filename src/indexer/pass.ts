@@ -41,6 +41,7 @@ import {
   type ChainPassResult,
   type PassReport,
 } from './pass-report.js';
+import { readAhead, readAheadFor } from './pipeline.js';
 import { Progress, type ProgressEvent } from './progress.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
@@ -100,6 +101,11 @@ export interface RunIndexPassOptions {
    * with its checkpoint, chains not started yet are not started, the after-pass hook is skipped.
    */
   signal?: AbortSignal;
+  /**
+   * Batches the scanner may read ahead of the one being written (./pipeline.ts): scanning,
+   * decoding and writing overlap; checkpoints still move in order. Default 2; 0: no overlap.
+   */
+  readAhead?: number;
 }
 
 type AnyScanner = ChainScanner & { stats?: EvmScanStats; solanaStats?: SolanaScanStats; reads?: EvmReads };
@@ -447,7 +453,7 @@ async function indexChain(
     result.from = from;
     const span: ScanSpan = { from, target, head, total: target - from + 1 };
     progress.update({ network: chain.network, done: 0, total: span.total, block: from - 1, target }, true);
-    for await (const batch of scanner.scan(from, target)) {
+    for await (const batch of readAhead(scanner.scan(from, target), readAheadFor(chain, opts.readAhead))) {
       const last = await ingestScanBatch(chain, scanner, batch, span, opts, progress, result, now);
       // The batch boundary: everything so far is committed with its checkpoint.
       if (!last && opts.signal?.aborted) {
@@ -483,7 +489,7 @@ async function ingestBelowCheckpoint(
   now: () => Date,
 ): Promise<void> {
   const span: ScanSpan = { from, target: to, head, total: to - from + 1 };
-  for await (const batch of scanner.scan(from, to)) {
+  for await (const batch of readAhead(scanner.scan(from, to), readAheadFor(chain, opts.readAhead))) {
     await ingestScanBatch(chain, scanner, { ...batch, advance: false }, span, opts, progress, result, now);
     // stopped (SIGINT/SIGTERM): what is written stays, the rest is scanned again by a later pass
     if (opts.signal?.aborted) return;

@@ -1,0 +1,151 @@
+/**
+ * The EVM scanner's options and figures, and its adaptive getLogs range: start at
+ * `initialRange`, narrow on "range too large" / response-size / "too many results" errors and on
+ * timeouts (to what the error suggests, else half), double again (up to `maxRange` and a named
+ * limit) after a success that returned few logs.
+ */
+import type { RangeHint } from './rpc-retry.js';
+
+export interface EvmScanOptions {
+  /** First getLogs range, in blocks. */
+  initialRange: number;
+  /** Ranges grow back (x2) up to this after successes. */
+  maxRange: number;
+  /** Ranges never grow after a response with this many logs or more (keeps batches moderate). */
+  growBelowLogs: number;
+  /** Attempts per request on retryable errors (429, 5xx, network, timeouts at the minimum range). */
+  maxAttempts: number;
+  /** First backoff delay; doubles per attempt, with full jitter, capped at maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Longest wait a 429's Retry-After may impose before a retry. */
+  maxRetryAfterMs: number;
+  /** Parallel eth_getBlockByNumber requests when logs carry no timestamp. */
+  blockConcurrency: number;
+  /** Cached block timestamps per scanner (one scanner lives for one pass). */
+  blockCacheSize: number;
+}
+
+export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
+  initialRange: 10_000,
+  maxRange: 100_000,
+  growBelowLogs: 2_000,
+  maxAttempts: 5,
+  baseDelayMs: 250,
+  maxDelayMs: 10_000,
+  timeoutMs: 30_000,
+  maxRetryAfterMs: 60_000,
+  blockConcurrency: 8,
+  blockCacheSize: 50_000,
+};
+
+/** What the scanner did, for the pass report and tests. */
+export interface EvmScanStats {
+  requests: number;
+  retries: number;
+  halvings: number;
+  /** Range changes taken from the error's own suggestion (a named range or a named limit). */
+  suggested: number;
+  /** The width limit a node named ("limited to a 10,000 range"): ranges never grow above it. */
+  ceiling: number | null;
+  minRange: number;
+  lastRange: number;
+  /** The widest range the node served (a census repair's later rounds use narrower windows). */
+  widest: number;
+  skippedLogs: number;
+  blockFetches: number;
+  /** Answers checked against their parts, answers proven cut, the smallest cut count (./log-caps.ts). */
+  capChecks: number;
+  truncations: number;
+  cap: number | null;
+  /** One-block windows read from their receipts. */
+  denseBlocks: number;
+}
+
+/** A getLogs request the node refused as too wide (or timed out on): the caller narrows it. */
+export class RangeTooWide extends Error {
+  constructor(readonly original: unknown) {
+    super('range too wide');
+  }
+}
+
+export function emptyStats(o: EvmScanOptions): EvmScanStats {
+  return {
+    requests: 0,
+    retries: 0,
+    halvings: 0,
+    suggested: 0,
+    ceiling: null,
+    minRange: o.initialRange,
+    lastRange: o.initialRange,
+    widest: 0,
+    skippedLogs: 0,
+    blockFetches: 0,
+    capChecks: 0,
+    truncations: 0,
+    cap: null,
+    denseBlocks: 0,
+  };
+}
+
+/**
+ * The getLogs range: when a range is too wide, the range the error suggests (a named range, or a
+ * named limit that also becomes a ceiling the range never grows above), else half; doubled again
+ * (up to maxRange and the ceiling) after a success with few logs (after a shrink, only after three
+ * successes in a row).
+ */
+export class AdaptiveRange {
+  width: number;
+  private streak = 0;
+  private shrunk = false;
+
+  constructor(
+    private readonly o: EvmScanOptions,
+    private readonly stats: EvmScanStats,
+  ) {
+    this.width = Math.max(1, Math.min(o.initialRange, o.maxRange));
+  }
+
+  /**
+   * A request over `span` blocks was too wide: the next one covers what the error suggests when
+   * that is narrower, else half. Returns the new width.
+   */
+  shrink(span: number, hint: RangeHint): number {
+    if (hint.limit !== undefined && hint.limit < span) {
+      this.stats.ceiling = Math.min(this.stats.ceiling ?? hint.limit, hint.limit);
+      return this.set(hint.limit, true);
+    }
+    if (hint.from !== undefined && hint.to !== undefined && hint.to - hint.from + 1 < span) {
+      return this.set(hint.to - hint.from + 1, true);
+    }
+    this.stats.halvings++;
+    return this.set(Math.floor(span / 2), false);
+  }
+
+  private set(width: number, suggested: boolean): number {
+    const next = Math.max(1, width);
+    if (suggested) this.stats.suggested++;
+    this.stats.minRange = Math.min(this.stats.minRange, next);
+    this.width = next;
+    this.stats.lastRange = next;
+    this.streak = 0;
+    this.shrunk = true;
+    return next;
+  }
+
+  /** A request succeeded with `logs` logs. */
+  succeeded(logs: number): void {
+    this.streak++;
+    const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
+    // Behind a proven cap, ranges grow only while answers stay well below it.
+    const cap = this.stats.cap;
+    const few = logs < this.o.growBelowLogs && (cap === null || logs * 2 < cap);
+    if (few && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
+      this.width = Math.min(top, this.width * 2);
+      this.streak = 0;
+    }
+    this.stats.lastRange = this.width;
+  }
+}
