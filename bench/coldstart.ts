@@ -162,11 +162,13 @@ async function runOne(kind: string) {
     if (kind === 'pglite') delete childEnv.DATABASE_URL;
     const load0 = loadavg();
     const t0 = performance.now();
-    const child = spawn(process.execPath, args, { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, args, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    child.stderr.on('data', (b: Buffer) => {
+    const keep = (b: Buffer) => {
       stderr = (stderr + b.toString()).slice(-20_000);
-    });
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const sampler = sample(child.pid!);
     // The PostgreSQL backends serving the indexer: their CPU is counted apart.
     let backends: NodeJS.Timeout | null = null;
@@ -200,7 +202,7 @@ async function runOne(kind: string) {
       census_state: string | null;
       census_scope: string | null;
     }>(
-      'SELECT network, last_scanned_block::int8 AS last_scanned_block, census_state, census_scope FROM chains',
+      'SELECT network, last_scanned_block::int8 AS last_scanned_block, census_state, census_scope, last_error FROM chains',
     );
     const [counts] = await d.query<{ agents: number; ratings: number }>(
       'SELECT (SELECT count(*) FROM agents)::int AS agents, (SELECT count(*) FROM ratings)::int AS ratings',
@@ -226,6 +228,7 @@ async function runOne(kind: string) {
         rpc_busy_share: Math.round((s.busy_ms / 1000 / wall) * 1000) / 1000,
         scanned: Number(row?.last_scanned_block ?? -1) >= c.head - 12,
         census: `${row?.census_scope ?? '-'}:${row?.census_state ?? 'none'}`,
+        ...(row?.last_error ? { last_error: row.last_error.slice(0, 500) } : {}),
       };
     });
     const complete = code === 0 && perChain.every((c) => c.scanned && c.census === 'full:ok');
@@ -276,7 +279,8 @@ function print(r: Awaited<ReturnType<typeof runOne>>): void {
       `  ${c.network.padEnd(10)} ${String(c.agents).padStart(7)} ${String(c.feedback).padStart(9)} ${String(c.range_cap).padStart(6)} ${String(c.rps).padStart(5)} ` +
         `${String(c.requests).padStart(9)} ${String(c.rate_limited).padStart(4)} ${String(c.range_refused).padStart(8)} ${`${(c.rpc_busy_share * 100).toFixed(1)} %`.padStart(10)}  ${c.census}${c.scanned ? '' : ' (not scanned to head)'}`,
     );
-  if ('stderr_tail' in r) console.log(`  stderr (tail):\n${r.stderr_tail}`);
+  for (const c of r.chains) if ('last_error' in c) console.log(`  ${c.network}: ${c.last_error}`);
+  if ('stderr_tail' in r) console.log(`  output (tail):\n${r.stderr_tail}`);
 }
 
 async function main(): Promise<void> {
