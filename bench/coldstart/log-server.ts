@@ -200,15 +200,13 @@ export async function startLogServer(o: LogServerOptions) {
       c.requests++;
       if (o.limitEvery > 0 && c.requests % o.limitEvery === 0) {
         c.limited++;
-        res
-          .writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: null,
-              error: { code: -32005, message: 'Too Many Requests' },
-            }),
-          );
+        res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32005, message: 'Too Many Requests' },
+          }),
+        );
         return;
       }
       const parsed = JSON.parse(text) as Call | Call[];
