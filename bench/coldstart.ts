@@ -201,6 +201,7 @@ async function runOne(kind: string) {
       last_scanned_block: number | null;
       census_state: string | null;
       census_scope: string | null;
+      last_error: string | null;
     }>(
       'SELECT network, last_scanned_block::int8 AS last_scanned_block, census_state, census_scope, last_error FROM chains',
     );
