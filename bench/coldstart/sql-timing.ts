@@ -1,0 +1,96 @@
+/**
+ * Where the cold start's database time goes, in process: the log server and one index pass (the
+ * CLI's own sequence: migrations, runIndexPass with the after-pass refresh) over a database whose
+ * every statement is timed by its text. Prints the statements by total time. A diagnostic for
+ * bench/README.md, not a figure of the bench (it shares one process with the log server).
+ *
+ *   BENCH_COLDSTART_SCALE=0.01 npx tsx bench/coldstart/sql-timing.ts        # PGlite in a temp dir
+ *   DATABASE_URL=postgres://… BENCH_COLDSTART_SCALE=0.01 npx tsx bench/coldstart/sql-timing.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { refreshAfterPass } from '../../src/after-pass.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type Database, type Queryable } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { runIndexPass } from '../../src/indexer/pass.js';
+import { startLogServer } from './log-server.js';
+
+const scale = Number(process.env.BENCH_COLDSTART_SCALE ?? 0.01);
+const times = new Map<string, { n: number; ms: number }>();
+const key = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 140);
+
+function timed<Q extends Queryable>(q: Q): Q {
+  return new Proxy(q, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'query' || prop === 'exec')
+        return async (sql: string, ...rest: unknown[]) => {
+          const t0 = performance.now();
+          try {
+            return await (v as (...a: unknown[]) => Promise<unknown>).call(target, sql, ...rest);
+          } finally {
+            const e = times.get(key(sql)) ?? { n: 0, ms: 0 };
+            e.n++;
+            e.ms += performance.now() - t0;
+            times.set(key(sql), e);
+          }
+        };
+      if (prop === 'transaction')
+        return (fn: (tx: Queryable) => Promise<unknown>) =>
+          (v as (f: typeof fn) => Promise<unknown>).call(target, (tx) => fn(timed(tx)));
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+async function main(): Promise<void> {
+  const server = await startLogServer({
+    scale,
+    span: Math.max(100_000, Math.round(2_000_000 * scale)),
+    seed: 34,
+    stamp: true,
+    rpsFactor: 100,
+    limitEvery: 0,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'coldstart-sql-'));
+  const raw = await openDatabase({
+    databaseUrl: process.env.DATABASE_URL ?? null,
+    dataDir: join(dir, 'data'),
+  });
+  const db = timed(raw) as Database;
+  try {
+    const t0 = performance.now();
+    await migrate(db);
+    const tm = performance.now();
+    const base = loadConfig({ FEEDBACK_FETCH: '0', REGISTRATION_FETCH: '0', RATER_EVIDENCE: '0' });
+    const config = {
+      ...base,
+      chains: base.chains.map((c) => {
+        const s = server.chains.find((x) => x.network === c.network);
+        return s ? { ...c, rpcUrl: s.url, startBlock: s.start, confirmations: 12 } : { ...c, enabled: false };
+      }),
+    };
+    const quiet = { info: () => undefined, warn: () => undefined };
+    const r = await runIndexPass({ db, config, log: quiet, progress: 'off', afterPass: refreshAfterPass });
+    const tp = performance.now();
+    console.log(
+      `migrations ${((tm - t0) / 1000).toFixed(1)} s, pass ${((tp - tm) / 1000).toFixed(1)} s, status ${r.status}, ` +
+        `census ${r.chains.map((c) => c.census?.state).join(',')}`,
+    );
+    const total = [...times.values()].reduce((a, b) => a + b.ms, 0);
+    console.log(`statements: ${(total / 1000).toFixed(1)} s in all`);
+    for (const [sql, e] of [...times].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
+      console.log(`${(e.ms / 1000).toFixed(2).padStart(8)} s ${String(e.n).padStart(7)}×  ${sql}`);
+  } finally {
+    await raw.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
