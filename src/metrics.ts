@@ -164,6 +164,17 @@ export function recordCensusRepair(chain: string): void {
   censusRepairs.inc({ chain });
 }
 
+const ingestConflicts = new Counter({
+  name: 'repindex_index_batch_conflicts_total',
+  help: "Batches rolled back by a deadlock or serialization failure with another chain's batch and written again, by chain.",
+  labelNames: ['chain'] as const,
+  registers: [registry],
+});
+
+export function recordIngestConflict(chain: string): void {
+  ingestConflicts.inc({ chain });
+}
+
 const feedbackDocuments = new Counter({
   name: 'repindex_feedback_documents_total',
   help: 'Feedback-document jobs finished by the fetcher, by outcome (succeeded, retry, failed, queued).',

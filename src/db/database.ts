@@ -58,6 +58,30 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return walk(err, 0);
 }
 
+/**
+ * The SQLSTATE of a statement the database refused (pg's and PGlite's errors carry `severity` and
+ * a five-character `code`), walking `cause`; null for anything else (an RPC error, a bug).
+ */
+export function databaseErrorCode(err: unknown): string | null {
+  let e: unknown = err;
+  for (let depth = 0; depth < 8 && e !== null && typeof e === 'object'; depth++) {
+    const o = e as { code?: unknown; severity?: unknown; cause?: unknown };
+    if (typeof o.severity === 'string' && typeof o.code === 'string' && /^[0-9A-Z]{5}$/.test(o.code))
+      return o.code;
+    e = o.cause;
+  }
+  return null;
+}
+
+/**
+ * Whether a transaction lost to another one and may simply run again: a deadlock (40P01) or a
+ * serialization failure (40001). PostgreSQL rolled it back whole, so nothing of it remains.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  const code = databaseErrorCode(err);
+  return code === '40P01' || code === '40001';
+}
+
 /** Seconds a client is asked to wait (`Retry-After`) after `503 database_unavailable`. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 

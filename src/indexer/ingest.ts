@@ -25,7 +25,9 @@
  * This file decides which events apply (chain order, first or last per key); the statements that
  * write them, all parameterised, live in src/store/ (agents.ts, ratings.ts, chain-state.ts).
  */
-import type { Database, Queryable } from '../db/database.js';
+import { databaseErrorCode, isTransactionConflict, type Database, type Queryable } from '../db/database.js';
+import { logger } from '../log.js';
+import { recordIngestConflict } from '../metrics.js';
 import {
   ensureAgents,
   insertTransfers,
@@ -264,8 +266,17 @@ async function writeEvents(tx: Queryable, events: readonly IndexEvent[]): Promis
   };
 }
 
+/** Runs of one batch's transaction when it keeps losing to another chain's (deadlock, serialization). */
+export const INGEST_CONFLICT_ATTEMPTS = 6;
+
 /**
  * Writes one batch and its checkpoint in ONE transaction: either both land or neither does.
+ *
+ * On PostgreSQL, chains are written concurrently and the maintained aggregates keyed by the rater
+ * wallet alone (live_rater, live_rater_subject: one wallet rates on several chains) are updated by
+ * every chain's triggers, in no common order: two batches can deadlock. PostgreSQL then rolls one
+ * of them back whole (40P01); that batch is written again after a short random pause, up to
+ * INGEST_CONFLICT_ATTEMPTS runs, before the chain fails for this pass.
  */
 export async function ingestBatch(
   db: Database,
@@ -273,10 +284,22 @@ export async function ingestBatch(
   checkpoint: CheckpointUpdate,
   hooks: IngestHooks = {},
 ): Promise<IngestCounts> {
-  return db.transaction(async (tx) => {
-    const counts = await writeEvents(tx, events);
-    await writeCheckpoint(tx, checkpoint);
-    if (hooks.beforeCommit) await hooks.beforeCommit(tx);
-    return counts;
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        const counts = await writeEvents(tx, events);
+        await writeCheckpoint(tx, checkpoint);
+        if (hooks.beforeCommit) await hooks.beforeCommit(tx);
+        return counts;
+      });
+    } catch (e) {
+      if (attempt >= INGEST_CONFLICT_ATTEMPTS || !isTransactionConflict(e)) throw e;
+      recordIngestConflict(checkpoint.network);
+      logger('indexer').warn(
+        { chain: checkpoint.network, attempt, code: databaseErrorCode(e) },
+        'a batch lost to a concurrent transaction (deadlock or serialization failure) and is written again',
+      );
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 100 * attempt) + 20));
+    }
+  }
 }

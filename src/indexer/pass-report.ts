@@ -35,6 +35,8 @@ export interface ChainPassResult {
   /** For a failed chain: the endpoint tried (credentials stripped) and the deepest cause. */
   endpoint?: string;
   cause?: string;
+  /** For a failed chain whose error came from the database: its SQLSTATE (the RPC is not to blame). */
+  databaseCode?: string;
   scan?: EvmScanStats;
   /** The Solana scanner's figures (requests, rate limiting, gaps, incomplete transactions). */
   solana?: SolanaScanStats;
@@ -130,7 +132,13 @@ export function rootCause(err: unknown): string {
 }
 
 /** What an operator can do about a chain that failed. */
-function failureHint(chain: ChainConfig): string {
+function failureHint(chain: ChainConfig, databaseCode: string | undefined): string {
+  if (databaseCode) {
+    return (
+      `the database refused a statement (SQLSTATE ${databaseCode}), not the RPC: nothing of the batch was kept and the ` +
+      `chain resumes from its checkpoint on the next pass; see the database's own log if it recurs`
+    );
+  }
   const v = `RPC_URL_${chain.network.toUpperCase()}`;
   return (
     `set ${v} to a reachable ${chain.kind === 'solana' ? 'Solana' : 'EVM'} RPC endpoint, or override or disable the chain ` +
@@ -170,7 +178,7 @@ export function logChainOutcomes(
     } else if (r.status === 'skipped') {
       log.info(`[index] ${r.network} skipped: ${r.error ?? ''}`, { ...fields, reason: r.error });
     } else {
-      const hint = failureHint(chains[i]!);
+      const hint = failureHint(chains[i]!, r.databaseCode);
       log.warn(
         `[index] ${r.network} failed: ${r.error ?? ''} (endpoint ${r.endpoint}; cause: ${r.cause}). Hint: ${hint}`,
         { ...fields, error: r.error, endpoint: r.endpoint, cause: r.cause, hint },

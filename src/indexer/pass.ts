@@ -9,7 +9,7 @@
  */
 import type { ChainConfig } from '../chains.js';
 import type { Config } from '../config.js';
-import type { Database, Queryable } from '../db/database.js';
+import { databaseErrorCode, type Database, type Queryable } from '../db/database.js';
 import { redactUrl, redactUrls } from '../log.js';
 import { censusAfterScan } from '../completeness/after-scan.js';
 import { recordPass } from '../metrics.js';
@@ -403,6 +403,8 @@ async function recordChainFailure(
   result.error = redactUrls(describeError(e));
   result.endpoint = chain.rpcUrl ? redactUrl(chain.rpcUrl) : '(none configured)';
   result.cause = rootCause(e);
+  const code = databaseErrorCode(e);
+  if (code) result.databaseCode = code;
   await recordChainError(db, chain.network, result.error, now());
 }
 
