@@ -42,6 +42,7 @@ import {
   type PassReport,
 } from './pass-report.js';
 import { readAhead, readAheadFor } from './pipeline.js';
+import { keepStatisticsFresh } from './pass-statistics.js';
 import { Progress, type ProgressEvent } from './progress.js';
 import { healReorg } from './rollback.js';
 import { describeError } from './rpc-retry.js';
@@ -375,6 +376,7 @@ async function ingestScanBatch(
   if (advance) result.to = batch.to;
   result.events += batch.events.length;
   addCounts(result.inserted, counts);
+  await keepStatisticsFresh(opts, opts.db, opts.log ?? defaultLogger, batch.events.length);
   // (a backwards walk's page: everything above its lowest block is done)
   const p: ProgressEvent = {
     network: chain.network,

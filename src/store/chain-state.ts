@@ -139,9 +139,16 @@ export async function raiseStartBlock(tx: Queryable, network: string, block: num
   );
 }
 
-/** Fresh planner statistics for the tables a pass writes (ANALYZE samples: cheap on big tables). */
+/**
+ * Fresh planner statistics for the tables a pass writes, the trigger-maintained aggregates
+ * included (ANALYZE samples: cheap on big tables). Without them a backfill keeps the plans made
+ * for empty tables: the triggers' keyed deletes and upserts become scans of whole tables.
+ */
 export async function analyzeIndexTables(db: Queryable): Promise<void> {
-  await db.exec('ANALYZE agents, ratings, revocations, ownership_transfers, agent_metadata');
+  await db.exec(
+    'ANALYZE agents, ratings, revocations, ownership_transfers, agent_metadata, live_agent_rater, ' +
+      'live_agent_rater_tag, live_agent_day, live_agent_tag, live_rater_subject, live_rater',
+  );
 }
 
 /** Checkpoint hashes kept per chain (the deepest reorg walked back to a stored block). */
