@@ -8,6 +8,7 @@
 import type { Config } from '../config.js';
 import { raterEvidenceConfig } from '../config.js';
 import type { Database } from '../db/database.js';
+import { startPeriodic, type PeriodicWorker } from '../documents/queue.js';
 import { logger } from '../log.js';
 import { refreshRaterEvidence, type EvidenceRefreshReport } from './refresh.js';
 import {
@@ -76,47 +77,18 @@ export async function runRaterEvidence(
   return { lookups, refresh };
 }
 
-export interface RaterEvidenceJob {
-  runNow(): Promise<RaterEvidenceReport | null>;
-  stop(): Promise<void>;
-}
+export type RaterEvidenceJob = PeriodicWorker<RaterEvidenceReport>;
 
 /** Runs the job every `periodSeconds` (and at start); never overlaps itself; errors are logged. */
 export function startRaterEvidence(ctx: RaterEvidenceContext, periodSeconds: number): RaterEvidenceJob {
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<RaterEvidenceReport | null> | null = null;
-  let stopped = false;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => void runNow(), periodSeconds * 1000);
-    timer.unref();
-  };
-  const runNow = (): Promise<RaterEvidenceReport | null> => {
-    if (current) return current;
-    if (stopped) return Promise.resolve(null);
-    if (timer) clearTimeout(timer);
-    current = (async () => {
-      try {
-        const r = await runRaterEvidence(ctx);
-        if (r.lookups.leased > 0 || !r.refresh.skipped) logger('raters').info(r, 'rater evidence');
-        return r;
-      } catch (e) {
-        logger('raters').warn({ err: (e as Error).message.slice(0, 300) }, 'rater evidence run failed');
-        return null;
-      } finally {
-        current = null;
-        schedule();
-      }
-    })();
-    return current;
-  };
-  void runNow();
-  return {
-    runNow,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      if (current) await current;
+  return startPeriodic(
+    'raters',
+    periodSeconds,
+    async () => {
+      const r = await runRaterEvidence(ctx);
+      if (r.lookups.leased > 0 || !r.refresh.skipped) logger('raters').info(r, 'rater evidence');
+      return r;
     },
-  };
+    'rater evidence run failed',
+  );
 }
