@@ -28,6 +28,7 @@
 import { databaseErrorCode, isTransactionConflict, type Database, type Queryable } from '../db/database.js';
 import { logger } from '../log.js';
 import { recordIngestConflict } from '../metrics.js';
+import { sleep } from './rpc-retry.js';
 import {
   ensureAgents,
   insertTransfers,
@@ -299,7 +300,7 @@ export async function ingestBatch(
         { chain: checkpoint.network, attempt, code: databaseErrorCode(e) },
         'a batch lost to a concurrent transaction (deadlock or serialization failure) and is written again',
       );
-      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 100 * attempt) + 20));
+      await sleep(Math.floor(Math.random() * 100 * attempt) + 20);
     }
   }
 }
