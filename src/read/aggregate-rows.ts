@@ -102,38 +102,64 @@ export function parseRaterList(
   const weights = new Map<string, number>();
   const facts = new Map<string, RaterFacts>();
   if (typeof v !== 'string' || v === '') return { raters, weights, facts };
-  // A hand-rolled scan (indexOf per field, no array per row): thousands of raters are common.
-  const f: string[] = new Array<string>(10);
+  // A hand-rolled scan (indexOf per field, no array or substring per row for the counts):
+  // thousands of raters are common.
   let at = 0;
   const end = v.length;
   while (at <= end) {
     const semi = v.indexOf(';', at);
     const rowEnd = semi === -1 ? end : semi;
-    let from = at;
-    for (let i = 0; i < 10; i++) {
-      const k = i === 9 ? rowEnd : v.indexOf(',', from);
-      if (k === -1 || k > rowEnd) throw new Error('malformed rater row from the database: too few fields');
-      f[i] = v.slice(from, k);
-      from = k + 1;
-    }
-    if (f[9]!.includes(',')) throw new Error('malformed rater row from the database: too many fields');
-    const liveCount = Number(f[3]);
-    const rater = f[2]!;
+    const c0 = fieldEnd(v, at, rowEnd);
+    const c1 = fieldEnd(v, c0 + 1, rowEnd);
+    const c2 = fieldEnd(v, c1 + 1, rowEnd);
+    const c3 = fieldEnd(v, c2 + 1, rowEnd);
+    const c4 = fieldEnd(v, c3 + 1, rowEnd);
+    const c5 = fieldEnd(v, c4 + 1, rowEnd);
+    const c6 = fieldEnd(v, c5 + 1, rowEnd);
+    const c7 = fieldEnd(v, c6 + 1, rowEnd);
+    const c8 = fieldEnd(v, c7 + 1, rowEnd);
+    const extra = v.indexOf(',', c8 + 1);
+    if (extra !== -1 && extra < rowEnd)
+      throw new Error('malformed rater row from the database: too many fields');
+    const liveCount = countAt(v, c2 + 1, c3);
+    const rater = v.slice(c1 + 1, c2);
     raters.push({
-      network: f[0]!,
-      agentId: f[1]!,
+      network: v.slice(at, c0),
+      agentId: v.slice(c0 + 1, c1),
       rater,
       liveCount,
-      liveSum: f[4]!,
-      liveUndated: Number(f[5]),
-      revokedCount: Number(f[6]),
-      oodCount: Number(f[7]),
+      liveSum: v.slice(c3 + 1, c4),
+      liveUndated: countAt(v, c4 + 1, c5),
+      revokedCount: countAt(v, c5 + 1, c6),
+      oodCount: countAt(v, c6 + 1, c7),
     });
-    if (liveCount > 0 && rater !== owner && f[8] !== '') weights.set(rater, Number(f[8]));
-    if (f[9] !== '' && !facts.has(rater)) facts.set(rater, factsOf(rater, f[9]!));
+    if (liveCount > 0 && c8 > c7 + 1 && rater !== owner) weights.set(rater, countAt(v, c7 + 1, c8));
+    if (rowEnd > c8 + 1 && !facts.has(rater)) facts.set(rater, factsOf(rater, v.slice(c8 + 1, rowEnd)));
     at = rowEnd + 1;
   }
   return { raters, weights, facts };
+}
+
+/** Where the field starting at `from` ends (its ','), within the row ending at `rowEnd`. */
+function fieldEnd(v: string, from: number, rowEnd: number): number {
+  const k = v.indexOf(',', from);
+  if (k === -1 || k >= rowEnd) throw new Error('malformed rater row from the database: too few fields');
+  return k;
+}
+
+/**
+ * The non-negative integer written in v[from, to) (a count from the database), read without making
+ * a substring; anything else (a sign, a decimal point, more than 15 digits) goes through Number.
+ */
+function countAt(v: string, from: number, to: number): number {
+  if (to - from > 15 || to === from) return Number(v.slice(from, to));
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return Number(v.slice(from, to));
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 export function jsonFacetRow(r: unknown[]): Record<string, unknown> {

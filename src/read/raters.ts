@@ -63,39 +63,37 @@ export function encodeFacts(rater: string, f: StoredFacts): string {
 
 /** A rater's facts from its `facts` text (no pair with the subject yet: see `applyPairList`). */
 export function factsOf(rater: string, text: string): RaterFacts {
-  const f: string[] = [];
-  let from = 0;
-  for (let i = 0; i < 7; i++) {
-    const k = text.indexOf(':', from);
-    if (k === -1) throw new Error('malformed rater evidence facts from the database');
-    f.push(text.slice(from, k));
-    from = k + 1;
-  }
-  const seed = text.slice(from);
-  if (seed.includes(':')) throw new Error('malformed rater evidence facts from the database');
-  const [state, sender, nonce, independent, graph, cohort, size] = f as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-  ];
+  // Seven ':' then the seed flag; read by position, no array per rater (a subject has thousands).
+  const k0 = colon(text, 0);
+  const k1 = colon(text, k0 + 1);
+  const k2 = colon(text, k1 + 1);
+  const k3 = colon(text, k2 + 1);
+  const k4 = colon(text, k3 + 1);
+  const k5 = colon(text, k4 + 1);
+  const k6 = colon(text, k5 + 1);
+  if (text.indexOf(':', k6 + 1) !== -1) throw new Error('malformed rater evidence facts from the database');
+  const state = text.slice(0, k0);
+  const sender = text.slice(k0 + 1, k1);
   return {
     rater,
     historyState: HISTORY_STATES.has(state) ? (state as AccountHistoryState) : null,
     txFrom: sender === '' ? null : sender === '=' ? rater : sender,
-    txNonce: numOrNull(nonce),
-    independentSubjects: numOrNull(independent),
-    graphTrust: numOrNull(graph),
-    cohortId: cohort === '' ? null : cohort,
-    cohortSize: Number(size),
-    seed: seed === '1',
+    txNonce: numOrNull(text.slice(k1 + 1, k2)),
+    independentSubjects: numOrNull(text.slice(k2 + 1, k3)),
+    graphTrust: numOrNull(text.slice(k3 + 1, k4)),
+    cohortId: k5 === k4 + 1 ? null : text.slice(k4 + 1, k5),
+    cohortSize: Number(text.slice(k5 + 1, k6)),
+    seed: text.length === k6 + 2 && text.charCodeAt(k6 + 1) === 49,
     verifiedRatings: 0,
     paidMicroUsd: 0,
     reciprocal: false,
   };
+}
+
+function colon(text: string, from: number): number {
+  const k = text.indexOf(':', from);
+  if (k === -1) throw new Error('malformed rater evidence facts from the database');
+  return k;
 }
 
 /** Sets each rater's pair with the subject from a PAIR_LIST value (pairs of other raters ignored). */

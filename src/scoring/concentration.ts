@@ -35,18 +35,27 @@ export function concentrationFromCounts(
     const k = normalizeAddress(rater);
     merged.set(k, (merged.get(k) ?? 0) + Number(n));
   }
+  return concentrationFromNormalizedCounts(merged);
+}
+
+/**
+ * Same from counts whose keys are already normalized and distinct (one entry per account, as the
+ * subject's totals keep them): no merge, one pass.
+ */
+export function concentrationFromNormalizedCounts(perRater: ReadonlyMap<string, number>): Concentration {
   let total = 0;
+  let distinct = 0;
   let top: string | null = null;
   let topN = 0;
-  for (const [rater, n] of merged) {
+  for (const [rater, n] of perRater) {
     if (n <= 0) continue;
     total += n;
+    distinct += 1;
     if (top === null || n > topN || (n === topN && rater < top)) {
       top = rater;
       topN = n;
     }
   }
-  const distinct = [...merged.values()].filter((n) => n > 0).length;
   return {
     distinct_raters: distinct,
     top_client: top,

@@ -43,7 +43,10 @@ export const NO_EVIDENCE: Readonly<VoiceEvidence> = Object.freeze({
   reciprocal: false,
 });
 
-export type RaterEvidenceLookup = ReadonlyMap<string, VoiceEvidence>;
+/** Each rater's evidence by its (normalized) address; a `ReadonlyMap` is one. */
+export interface RaterEvidenceLookup {
+  get(rater: string): VoiceEvidence | undefined;
+}
 
 /** Where the lookup of a rater's first rating transaction stands (`null`: no row yet). */
 export type AccountHistoryState = 'queued' | 'leased' | 'retry' | 'fetched' | 'failed' | 'unavailable' | null;
@@ -88,9 +91,17 @@ export function voiceEvidenceOf(f: RaterFacts): VoiceEvidence {
   };
 }
 
-/** The weight's lookup from the stored facts of a subject's raters. */
-export function evidenceLookup(facts: ReadonlyMap<string, RaterFacts>): Map<string, VoiceEvidence> {
-  return new Map([...facts].map(([rater, f]) => [rater, voiceEvidenceOf(f)]));
+/**
+ * The weight's lookup from the stored facts of a subject's raters: each rater's evidence made when
+ * the weight asks for it (once per voice), not a copy of every rater's facts up front.
+ */
+export function evidenceLookup(facts: ReadonlyMap<string, RaterFacts>): RaterEvidenceLookup {
+  return {
+    get(rater: string): VoiceEvidence | undefined {
+      const f = facts.get(rater);
+      return f === undefined ? undefined : voiceEvidenceOf(f);
+    },
+  };
 }
 
 /** The account-history class of a rater, as served (`nonce`: its `accountNonce`, when known). */
@@ -175,7 +186,9 @@ export function voiceWeights(
   const out: VoiceWeight[] = [];
   /** Each voice's cohort id, in `out`'s order (one lookup of the evidence per voice). */
   const cohorts: (string | null)[] = [];
-  for (const [rater, acc] of [...byRater.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  // The default sort orders strings by UTF-16 code units, as `<` does (no comparator call per pair).
+  for (const rater of [...byRater.keys()].sort()) {
+    const acc = byRater.get(rater)!;
     if (acc.count <= 0) continue;
     const ev = evidence?.get(rater) ?? NO_EVIDENCE;
     cohorts.push(ev.cohortId ?? null);

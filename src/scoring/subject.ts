@@ -4,7 +4,7 @@
  */
 import { normalizeAddress } from './address.js';
 import { classifyParsed, type ClassCounts } from './classify.js';
-import { concentrationFromCounts, type Concentration } from './concentration.js';
+import { concentrationFromNormalizedCounts, type Concentration } from './concentration.js';
 import { confidence as confidenceOf, type Confidence } from './confidence.js';
 import { caveats as caveatsOf, type Caveat } from './caveats.js';
 import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
@@ -115,6 +115,12 @@ export interface SubjectScore {
   revoked_count: number;
   out_of_domain_count: number;
   caveats: Caveat[];
+}
+
+function countPositive(m: ReadonlyMap<string, number>): number {
+  let n = 0;
+  for (const v of m.values()) if (v > 0) n += 1;
+  return n;
 }
 
 function compareAgentIds(a: string, b: string): number {
@@ -246,7 +252,7 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
       network,
       final_score: c.sum.mean6(),
       review_count: c.sum.count,
-      distinct_raters: [...c.raters.values()].filter((n) => n > 0).length,
+      distinct_raters: countPositive(c.raters),
     }));
   const scoredChains = new Map(chainRows.map((c) => [c.network, c]));
   const networks = [...t.agentIds.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -272,10 +278,16 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
   );
   const chainFinals = chainRows.map((c) => c.final_score);
   const final_score = globalScore(chainFinals);
-  const perRater = new Map<string, number>();
-  for (const c of t.chains.values())
-    for (const [rater, n] of c.raters) perRater.set(rater, (perRater.get(rater) ?? 0) + n);
-  const conc = concentrationFromCounts(perRater);
+  // Eligible ratings per rater over every chain (keys normalized by addEligible); one chain's own
+  // map when there is one chain (most subjects), not a copy of it.
+  let perRater: Map<string, number>;
+  if (t.chains.size === 1) perRater = t.chains.values().next().value!.raters;
+  else {
+    perRater = new Map<string, number>();
+    for (const c of t.chains.values())
+      for (const [rater, n] of c.raters) perRater.set(rater, (perRater.get(rater) ?? 0) + n);
+  }
+  const conc = concentrationFromNormalizedCounts(perRater);
   const degraded = context.degraded === true;
   const self_rated = selfRatedFrom(t.self.count, t.self.mean6(), final_score);
   const concentration = degraded ? null : conc;
