@@ -12,7 +12,7 @@ import { round6Ratio } from './display.js';
 import { finishFacets, newFacetAcc, type Facet, type FacetAcc, type FacetIndexMeans } from './facets.js';
 import { stddevOfSums, type RaterChain, type RaterStats } from './rater.js';
 import {
-  addEligible,
+  addEligibleNormalized,
   agentIdsOf,
   composeSubject,
   emptyTotals,
@@ -147,12 +147,13 @@ export function scoreSubjectFromAggregates(
     t.counts.out_of_domain += r.oodCount;
     if (r.liveCount <= 0) continue;
     const sum = exact(r.liveSum);
-    if (sameAddress(r.rater, t.wallet)) {
+    const rater = normalizeAddress(r.rater);
+    if (rater === t.wallet) {
       t.counts.self += r.liveCount;
       t.self.addSum(sum, r.liveCount);
     } else {
       t.counts.eligible += r.liveCount;
-      addEligible(t, r.network, r.rater, sum, r.liveCount);
+      addEligibleNormalized(t, r.network, rater, sum, r.liveCount);
     }
   }
   t.facets = facetListFromAggregates(aggs.facets, context.facetIndexMeans);

@@ -12,7 +12,7 @@
  *
  * Every factor is positive, so `weighted_score` is defined wherever a voice (and so `final_score`) is.
  */
-import { sameAddress, normalizeAddress } from './address.js';
+import { normalizeAddress } from './address.js';
 import type { DecimalSum } from './decimal.js';
 import { round6 } from './display.js';
 import { RATER_EVIDENCE_POLICY } from './policies.js';
@@ -264,8 +264,12 @@ export function votingRaters(
   subjectWallet: string,
   raters: readonly { rater: string; liveCount: number }[],
 ): string[] {
+  const subject = normalizeAddress(subjectWallet);
   const out = new Set<string>();
-  for (const r of raters)
-    if (r.liveCount > 0 && !sameAddress(r.rater, subjectWallet)) out.add(normalizeAddress(r.rater));
+  for (const r of raters) {
+    if (r.liveCount <= 0) continue;
+    const rater = normalizeAddress(r.rater);
+    if (rater !== subject) out.add(rater);
+  }
   return [...out];
 }

@@ -199,8 +199,18 @@ export function addEligible(
   sum: ExactDecimal,
   count: number,
 ): void {
+  addEligibleNormalized(t, network, normalizeAddress(rater), sum, count);
+}
+
+/** `addEligible` of a rater address already normalized (`normalizeAddress`). */
+export function addEligibleNormalized(
+  t: SubjectTotals,
+  network: string,
+  key: string,
+  sum: ExactDecimal,
+  count: number,
+): void {
   if (count <= 0) return;
-  const key = normalizeAddress(rater);
   let chain = t.chains.get(network);
   if (!chain) {
     chain = { sum: new DecimalSum(), raters: new Map() };
