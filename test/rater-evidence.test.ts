@@ -441,6 +441,30 @@ describe(`the background run and the served evidence (${testDbKind})`, () => {
     expect(ringRows.weighted_score).toBe(ring.weighted_score);
   });
 
+  it('live_rater keeps a copy of each rater’s facts equal to rater_evidence; the answers are the same without it', async () => {
+    const copies = async () =>
+      db.query<{ rater: string; facts: string | null; evidence: string | null }>(
+        `SELECT l.rater, l.facts, e.facts AS evidence FROM live_rater l LEFT JOIN rater_evidence e ON e.rater = l.rater`,
+      );
+    const rows = await copies();
+    expect(rows.filter((r) => r.evidence !== null).length).toBeGreaterThan(10);
+    for (const r of rows) expect(r.facts).toBe(r.evidence);
+    const wallet = await call('wallet-lookup', { wallet: owner });
+    const detail = await call('agent-detail', { network: 'base', agent_id: agent });
+    // without the copies (a rater's row made by the triggers since the last run) each rater's facts
+    // come from its evidence row: the same answers
+    await db.exec(`UPDATE live_rater SET facts = NULL`);
+    expect(await call('wallet-lookup', { wallet: owner })).toEqual(wallet);
+    expect(await call('agent-detail', { network: 'base', agent_id: agent })).toEqual(detail);
+    // the next run writes the copies again, even though no evidence row changed
+    await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [], force: true });
+    for (const r of await copies()) expect(r.facts).toBe(r.evidence);
+    // a copy that differs from its evidence row is rewritten by the next run
+    await db.query(`UPDATE live_rater SET facts = 'stale:::::::0' WHERE rater = $1`, [honest[0]!]);
+    await refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [], force: true });
+    for (const r of await copies()) expect(r.facts).toBe(r.evidence);
+  });
+
   it('the rater profile serves the rater’s facts with their sources', async () => {
     const body = await call('rater-profile', { wallet: payer });
     expect(body.evidence.account_history).toMatchObject({ class: 'established', nonce_at_first_rating: 250 });

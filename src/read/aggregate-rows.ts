@@ -14,11 +14,12 @@ import type { AgentRaterAggregate, FacetAggregate, RaterFacts } from '../scoring
  */
 export const RR_COLUMNS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
            ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects,
-           (SELECT re.facts FROM rater_evidence re WHERE re.rater = ar.rater) AS facts`;
+           coalesce(lr.facts, (SELECT re.facts FROM rater_evidence re WHERE re.rater = ar.rater)) AS facts`;
 /**
- * The rater's s beside its (agent, rater) row. Its evidence (migration 0160) is read by a probe of
- * the rater's key per row (the subselect of RR_COLUMNS): O(distinct raters) whatever plan the
- * statement gets, never a scan of the whole table (about 2 µs a rater).
+ * The rater's s beside its (agent, rater) row, and its evidence facts: the copy in `live_rater`
+ * (migration 0190), else a probe of `rater_evidence` by the rater's key (the subselect of
+ * RR_COLUMNS, only evaluated when the copy is NULL). O(distinct raters) whatever plan the
+ * statement gets, never a scan of the whole evidence table.
  */
 export const RR_JOINS = `LEFT JOIN live_rater lr ON lr.rater = ar.rater`;
 

@@ -185,6 +185,14 @@ export async function writeEvidenceRun(
         verified_ratings = EXCLUDED.verified_ratings, paid_micro_usd = EXCLUDED.paid_micro_usd, reciprocal = EXCLUDED.reciprocal
       WHERE (t.verified_ratings, t.paid_micro_usd, t.reciprocal)
             IS DISTINCT FROM (EXCLUDED.verified_ratings, EXCLUDED.paid_micro_usd, EXCLUDED.reciprocal);`);
+    // The copies of the facts in live_rater (migration 0190) follow in the same transaction: the
+    // changed ones rewritten, those of raters without an evidence row any more cleared.
+    await tx.exec(`
+      UPDATE live_rater l SET facts = e.facts
+        FROM rater_evidence e
+       WHERE e.rater = l.rater AND l.facts IS DISTINCT FROM e.facts;
+      UPDATE live_rater l SET facts = NULL
+       WHERE l.facts IS NOT NULL AND NOT EXISTS (SELECT 1 FROM rater_evidence e WHERE e.rater = l.rater);`);
     await tx.query(
       `INSERT INTO rater_evidence_meta (meta_key, value) VALUES ('run', $1::jsonb)
        ON CONFLICT (meta_key) DO UPDATE SET value = EXCLUDED.value`,
