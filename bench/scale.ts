@@ -46,353 +46,32 @@
  * `npm run bench:http-load`) serves the same schema and drives its free routes with autocannon
  * (BENCH_LOAD_CONNECTIONS, default 10), as a public server is loaded; the RESULT line says so
  * (`load`: its requests/s and the 1-minute load average before and after the paid rows).
+ *
+ * The parts live in bench/scale/: options.ts (the BENCH_* knobs, the subjects' wallets), load.ts
+ * (the synthetic index), timing.ts (percentiles, peak RSS sampling, timed calls), rater-evidence.ts,
+ * paid.ts, ingest.ts (events through ingestBatch), refresh.ts, ingest-vs-copy.ts (raw COPY, its CSV encoding),
+ * free-routes.ts and second-process.ts (BENCH_LOAD's load process). This file runs them in order
+ * and prints the RESULT line.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import type { AppContext } from '../src/doors/http/context.js';
-import type { RawPaidRequest } from '../src/paid/handler.js';
-import { paidHandlers } from '../src/paid/index.js';
 import { registerChains } from '../src/store/chain-state.js';
-import { ingestBatch } from '../src/indexer/ingest.js';
-import type { IndexEvent } from '../src/index-events.js';
 import { configureLogging } from '../src/log.js';
 import { refreshAggregates } from '../src/store/aggregates-refresh.js';
-import { refreshRaterEvidence } from '../src/raters/refresh.js';
-import { startHttpServer } from '../src/server.js';
-import { autocannonRps, silenceLogs, startBareHono } from './http-load.js';
-
-const run$ = promisify(execFile);
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
-const AGENTS = Number(process.env.BENCH_AGENTS ?? 500);
-const CALLS = Number(process.env.BENCH_CALLS ?? 50);
-const PASS = Number(process.env.BENCH_PASS ?? 10_000);
-const INGEST = Number(process.env.BENCH_INGEST ?? 50_000);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const RATERS = 4_999;
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
-/** BENCH_FULL_REBUILD=0 skips the full rebuild printed beside the incremental refresh (saves minutes at 5 M). */
-const FULL_REBUILD = process.env.BENCH_FULL_REBUILD !== '0';
-/** Which sections run (comma list of paid, refresh, ingest, free; default all); skipped ones print null. */
-const PARTS = new Set(
-  (process.env.BENCH_PARTS ?? 'paid,refresh,ingest,free').split(',').map((p) => p.trim()),
-);
-/**
- * BENCH_KEEP_SCHEMA=name (PostgreSQL only, for profiling): load into that schema once and keep it;
- * later runs with the same name reuse the loaded rows (the refresh/ingest parts add rows to it).
- */
-const KEEP = /^[a-z_][a-z0-9_]{0,40}$/.test(process.env.BENCH_KEEP_SCHEMA ?? '')
-  ? process.env.BENCH_KEEP_SCHEMA!
-  : null;
-const LOAD = process.env.BENCH_LOAD === '1';
-const NONE = { p50: NaN, p99: NaN };
-const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : null);
-
-const addr = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
-const BIG = addr(10_000); // owner of agent 0
-const TYPICAL = addr(20_000); // owner of agent AGENTS: 10 raters
-const MID = addr(20_001); // owner of agent AGENTS + 1: 5,000 raters
-/** Ratings of the typical and the mid subject: [agent id offset from AGENTS, ratings, raters, owner]. */
-const EXTRA: ReadonlyArray<readonly [number, number, number, string]> = [
-  [0, 30, 10, TYPICAL],
-  [1, 10_000, 5_000, MID],
-];
-const mbOf = (b: number) => Math.round(b / 1048576);
-
-async function load(db: Database): Promise<void> {
-  const t0 = performance.now();
-  await db.query(
-    `INSERT INTO agents (network, agent_id, minter, owner, agent_uri, registered_block, registered_tx, registered_at,
-                         owner_block, owner_log_index)
-     SELECT 'base', a::text, $1, '0x' || lpad(to_hex(10001 + a), 40, '0'), 'https://agents.example/' || a || '.json',
-            999000, '0x' || lpad(to_hex(a), 64, 'f'), timestamptz '2026-01-01' , 999000, 0
-       FROM generate_series(0, $2::int - 1) a`,
-    [addr(9_999), AGENTS],
-  );
-  await db.query(
-    `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
-                          value, tag1, tag2, endpoint, feedback_uri, feedback_hash, block_number, block_time,
-                          revoked, revoked_tx, revoked_block, revoked_at)
-     SELECT 'base', '0x' || lpad(to_hex(i), 64, '0'), i % 5,
-            (CASE WHEN i % 10 < 6 THEN 0 ELSE i % $2::int END)::text,
-            '0x' || lpad(to_hex(i % $3::int + 1), 40, '0'), i, 4000 + i % 6001, 2, (4000 + i % 6001) / 100.0,
-            (ARRAY['trust','liveness','contractRisk','activity',''])[i % 5 + 1], '', 'https://agent.example/a2a',
-            'https://feedback.example/' || i, '0x' || lpad(to_hex(i), 64, '0'),
-            1000000 + i / 5, timestamptz '2026-01-01' + make_interval(secs => (1000000 + i / 5) * 2),
-            i % 100 = 0,
-            CASE WHEN i % 100 = 0 THEN '0x' || lpad(to_hex(i), 64, 'e') END,
-            CASE WHEN i % 100 = 0 THEN 1000000 + i / 5 + 10 END,
-            CASE WHEN i % 100 = 0 THEN timestamptz '2026-01-01' + make_interval(secs => (1000010 + i / 5) * 2) END
-       FROM generate_series(1, $1::int) i`,
-    [EVENTS, AGENTS, RATERS],
-  );
-  for (const [off, n, raters, owner] of EXTRA) {
-    const agent = String(AGENTS + off);
-    await db.query(
-      `INSERT INTO agents (network, agent_id, minter, owner, agent_uri, registered_block, registered_tx, registered_at,
-                           owner_block, owner_log_index)
-       VALUES ('base', $1, $2, $3, 'https://agents.example/' || $1 || '.json', 999000,
-               '0x' || lpad(to_hex($4::int), 64, 'd'), timestamptz '2026-01-01', 999000, 0)`,
-      [agent, addr(9_999), owner, AGENTS + off],
-    );
-    // k spreads the ratings over the loaded blocks; tx hashes and feedback indexes above the load's
-    await db.query(
-      `INSERT INTO ratings (network, tx_hash, log_index, agent_id, rater, feedback_index, value_raw, value_decimals,
-                            value, tag1, tag2, endpoint, feedback_uri, feedback_hash, block_number, block_time)
-       SELECT 'base', '0x' || lpad(to_hex($4::int), 8, '0') || lpad(to_hex(k), 56, '0'), 0, $1,
-              '0x' || lpad(to_hex(k % $3::int + 1), 40, '0'), $5::bigint + k, 5000 + k % 5001, 2, (5000 + k % 5001) / 100.0,
-              (ARRAY['trust','liveness','contractRisk','activity',''])[k % 5 + 1], '', 'https://agent.example/a2a',
-              'https://feedback.example/x' || k, '0x' || lpad(to_hex(k), 64, 'c'),
-              1000000 + (k::bigint * $6::bigint / $2::int) / 5,
-              timestamptz '2026-01-01' + make_interval(secs => (1000000 + (k::bigint * $6::bigint / $2::int) / 5) * 2)
-         FROM generate_series(0, $2::int - 1) k`,
-      [agent, n, raters, 0x7000 + off, EVENTS * 10 + off * 1_000_000, EVENTS],
-    );
-  }
-  await db.query(
-    `INSERT INTO revocations (network, tx_hash, log_index, agent_id, rater, feedback_index, block_number, block_time)
-     SELECT network, revoked_tx, 0, agent_id, rater, feedback_index, revoked_block, revoked_at
-       FROM ratings WHERE revoked`,
-  );
-  await db.query(
-    `UPDATE chains SET backfill_complete = TRUE, last_scanned_block = $1, head_at_last_sync = $1
-                   WHERE network = 'base'`,
-    [1_000_000 + Math.floor(EVENTS / 5) + 20],
-  );
-  await db.query('ANALYZE');
-  const [c] = await db.query<{ n: string; big: string }>(
-    `SELECT count(*)::text AS n, (count(*) FILTER (WHERE agent_id = '0'))::text AS big FROM ratings`,
-  );
-  console.log(
-    `loaded ${c?.n} ratings (subject ${BIG}: ${c?.big}) over ${AGENTS} agents in ` +
-      `${((performance.now() - t0) / 1000).toFixed(1)} s (SQL generate_series, incl. ANALYZE)`,
-  );
-}
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-}
-
-/** Peak RSS sampler (every 10 ms) around fn. */
-async function withPeak<T>(fn: () => Promise<T>): Promise<{ value: T; peak: number }> {
-  (globalThis as { gc?: () => void }).gc?.();
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, 10);
-  try {
-    const value = await fn();
-    return { value, peak: Math.max(peak, process.memoryUsage().rss) };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-async function paid(ctx: AppContext, tier: string, req: RawPaidRequest): Promise<number> {
-  const h = paidHandlers[tier]!;
-  const v = await h.validate(ctx, req);
-  if (!v.ok) throw new Error(`${tier}: validate ${v.status} ${JSON.stringify(v.body)}`);
-  const r = await h.run(ctx, v.input, { receipt: null });
-  if (r.status !== 200) throw new Error(`${tier}: ${r.status}`);
-  return JSON.stringify(r.body).length;
-}
-
-let globalPeak = 0;
-
-async function timedCalls(label: string, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  // warm-up calls (JIT, plan and buffer caches), not measured
-  for (let k = 0; k < WARMUP; k++) await fn();
-  const times: number[] = [];
-  const { peak } = await withPeak(async () => {
-    for (let k = 0; k < CALLS; k++) {
-      const t0 = performance.now();
-      await fn();
-      times.push(performance.now() - t0);
-    }
-  });
-  globalPeak = Math.max(globalPeak, peak);
-  const r = { p50: pct(times, 50), p99: pct(times, 99) };
-  console.log(
-    `  ${label.padEnd(44)} p50 ${r.p50.toFixed(1).padStart(9)} ms  p99 ${r.p99.toFixed(1).padStart(9)} ms  ` +
-      `peak RSS ${mbOf(peak)} MB  (${CALLS} calls)`,
-  );
-  return r;
-}
-
-/** `count` feedback events on base above `fromBlock`, feedback indexes above every loaded one. */
-function feedbackEvents(count: number, fromBlock: number, seed: number): IndexEvent[] {
-  const out: IndexEvent[] = [];
-  for (let k = 0; k < count; k++) {
-    const i = EVENTS + seed + k + 1;
-    const block = fromBlock + Math.floor(k / 5) + 1;
-    const raw = 4000 + (i % 6001);
-    out.push({
-      network: 'base',
-      txHash: `0x${i.toString(16).padStart(64, 'a')}`,
-      logIndex: k % 5,
-      blockNumber: block,
-      blockTime: new Date(Date.UTC(2026, 0, 1) + block * 2000),
-      kind: 'feedback',
-      agentId: String(i % 10 < 6 ? 0 : i % AGENTS),
-      rater: addr(i % RATERS),
-      feedbackIndex: String(i),
-      valueRaw: String(raw),
-      valueDecimals: 2,
-      value: (raw / 100).toFixed(2),
-      tag1: ['trust', 'liveness', 'contractRisk', 'activity', ''][i % 5]!,
-      tag2: '',
-      endpoint: 'https://agent.example/a2a',
-      feedbackUri: `https://feedback.example/${i}`,
-      feedbackHash: `0x${i.toString(16).padStart(64, '0')}`,
-    });
-  }
-  return out;
-}
-
-async function checkpoint(db: Database): Promise<number> {
-  const [c] = await db.query<{ b: number }>(
-    `SELECT last_scanned_block AS b FROM chains WHERE network = 'base'`,
-  );
-  return Number(c!.b);
-}
-
-async function ingest(db: Database, events: IndexEvent[]): Promise<void> {
-  for (let k = 0; k < events.length; k += 5_000) {
-    const batch = events.slice(k, k + 5_000);
-    const to = batch[batch.length - 1]!.blockNumber;
-    await ingestBatch(db, batch, {
-      network: 'base',
-      lastScannedBlock: to,
-      headAtLastSync: to,
-      caughtUp: true,
-    });
-  }
-}
-
-const CSV_COLUMNS = [
-  'network',
-  'tx_hash',
-  'log_index',
-  'agent_id',
-  'rater',
-  'feedback_index',
-  'value_raw',
-  'value_decimals',
-  'value',
-  'tag1',
-  'tag2',
-  'endpoint',
-  'feedback_uri',
-  'feedback_hash',
-  'block_number',
-  'block_time',
-] as const;
-
-function csvOf(events: IndexEvent[]): string {
-  const q = (v: string) => (v === '' || /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-  return (
-    events
-      .map((e) => {
-        if (e.kind !== 'feedback') throw new Error('feedback only');
-        return [
-          e.network,
-          e.txHash,
-          e.logIndex,
-          e.agentId,
-          e.rater,
-          e.feedbackIndex,
-          e.valueRaw,
-          e.valueDecimals,
-          e.value,
-          e.tag1,
-          e.tag2,
-          e.endpoint,
-          e.feedbackUri,
-          e.feedbackHash ?? '',
-          e.blockNumber,
-          e.blockTime!.toISOString(),
-        ]
-          .map((v) => q(String(v)))
-          .join(',');
-      })
-      .join('\n') + '\n'
-  );
-}
-
-async function rawCopy(db: Database, events: IndexEvent[], url: string | null): Promise<number> {
-  const csv = csvOf(events);
-  const t0 = performance.now();
-  if (db.copyCsv) {
-    await db.copyCsv('ratings', CSV_COLUMNS, csv);
-  } else {
-    const dir = mkdtempSync(join(tmpdir(), 'repindex-bench-'));
-    try {
-      const file = join(dir, 'ratings.csv');
-      writeFileSync(file, csv);
-      const t1 = performance.now();
-      // psql takes the schema through PGOPTIONS (the URL's `options` is node-pg's spelling)
-      const u = new URL(url!);
-      const options = u.searchParams.get('options') ?? '';
-      u.searchParams.delete('options');
-      await run$(
-        'psql',
-        [
-          u.toString(),
-          '-v',
-          'ON_ERROR_STOP=1',
-          '-qc',
-          `\\copy ratings (${CSV_COLUMNS.join(', ')}) FROM '${file}' WITH (FORMAT csv)`,
-        ],
-        {
-          env: { ...process.env, PGOPTIONS: options },
-        },
-      );
-      return (performance.now() - t1) / 1000;
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  return (performance.now() - t0) / 1000;
-}
-
-/** The second process of BENCH_LOAD=1 (bench/free-load.ts on the same schema), once it serves. */
-async function startFreeLoad(url: string): Promise<{ child: ChildProcess; stop(): Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('bench', 'free-load.ts')], {
-    env: { ...process.env, DATABASE_URL: url },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout!.setEncoding('utf8');
-  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: string) => {
-      out += d;
-      if (out.includes('READY ')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`bench/free-load.ts exited (${code}) before serving`)));
-  });
-  return {
-    child,
-    async stop() {
-      child.kill('SIGTERM');
-      await ended;
-      const line = out.split('\n').find((l) => l.startsWith('LOAD '));
-      return line ? JSON.parse(line.slice(5)) : null;
-    },
-  };
-}
-
-/** Requests per second of `url` at this benchmark's load (BENCH_CONNECTIONS, BENCH_SECONDS). */
-const rpsAt = (url: string) => autocannonRps(url, { connections: CONNECTIONS, seconds: SECONDS });
+import { freeRoutes } from './scale/free-routes.js';
+import { ingestVsRawCopy } from './scale/ingest-vs-copy.js';
+import { load } from './scale/load.js';
+import { AGENTS, EVENTS, KEEP, LOAD, PARTS } from './scale/options.js';
+import { paidRows, type PaidRows } from './scale/paid.js';
+import { raterEvidenceRun, type EvidenceRun } from './scale/rater-evidence.js';
+import { refreshAfterPass } from './scale/refresh.js';
+import { startFreeLoad } from './scale/second-process.js';
+import { NONE, mbOf, r1, runPeak } from './scale/timing.js';
 
 async function run(db: Database, label: string, url: string | null): Promise<void> {
   const config = {
@@ -420,45 +99,16 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
   // The background rater-evidence run over the whole index (issue 32): 50 raters carry a verified
   // USDC payment (graph seeds), so the personalized PageRank runs too. The paid rows below then read
   // each rater's evidence row beside the aggregates, as `serve` does.
-  let evidenceRun: {
-    ms: number;
-    peak_mb: number;
-    raters: number;
-    cohorts: number;
-    iterations: number;
-  } | null = null;
-  if (PARTS.has('paid') || PARTS.has('raters')) {
-    await db.query(
-      `INSERT INTO feedback_documents (network, tx_hash, log_index, agent_id, rater, block_number, uri, state, payment_state, payment_proof)
-       SELECT DISTINCT ON (rater) network, tx_hash, log_index, agent_id, rater, block_number, 'https://f.example/x', 'succeeded',
-              'verified', '{"chainId": 8453, "token": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", "amount": "1000000"}'::jsonb
-         FROM ratings WHERE rater IN (SELECT DISTINCT rater FROM ratings ORDER BY rater LIMIT 50) AND NOT revoked
-         ORDER BY rater, block_number
-       ON CONFLICT DO NOTHING`,
-    );
-    const t0 = performance.now();
-    const { value: r, peak } = await withPeak(() =>
-      refreshRaterEvidence(db, { knownRelayers: [], valuedTokens: [], force: true }),
-    );
-    globalPeak = Math.max(globalPeak, peak);
-    evidenceRun = {
-      ms: Math.round(performance.now() - t0),
-      peak_mb: mbOf(peak),
-      raters: r.raters,
-      cohorts: r.cohorts,
-      iterations: r.iterations,
-    };
-    console.log(
-      `rater-evidence run: ${r.raters} raters, ${r.seeds} seeds, ${r.cohorts} cohorts, PageRank ${r.iterations} iterations: ` +
-        `${evidenceRun.ms} ms, peak RSS ${evidenceRun.peak_mb} MB`,
-    );
-  }
+  const evidenceRun: EvidenceRun | null =
+    PARTS.has('paid') || PARTS.has('raters') ? await raterEvidenceRun(db) : null;
 
-  let bigProfile = NONE;
-  let bigHistory = NONE;
-  let bigAgent = NONE;
-  let typicalProfile = NONE;
-  let midProfile = NONE;
+  let paid: PaidRows = {
+    typicalProfile: NONE,
+    midProfile: NONE,
+    bigProfile: NONE,
+    bigHistory: NONE,
+    bigAgent: NONE,
+  };
   let loadInfo: Record<string, unknown> | null = null;
   const freeLoad = PARTS.has('paid') && LOAD && url ? await startFreeLoad(url) : null;
   const load1 = loadavg()[0]!;
@@ -468,155 +118,27 @@ async function run(db: Database, label: string, url: string | null): Promise<voi
     console.log(`\nunder load: bench/free-load.ts (pid ${freeLoad.child.pid}) drives the free routes`);
   }
   if (PARTS.has('paid')) {
-    console.log(`\npaid answers (${label}; handlers in process, validate + run)`);
-    // The floor under every paid row on this machine: one trivial round trip to the database.
-    await timedCalls('database round trip (SELECT 1), for scale', () => db.query('SELECT 1'));
-    const raters = async (agent: string) => {
-      const [r] = await db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM live_agent_rater WHERE network = 'base' AND agent_id = $1 AND live_count > 0`,
-        [agent],
-      );
-      return r?.n ?? 0;
-    };
-    typicalProfile = await timedCalls(`TYPICAL wallet profile (${await raters(String(AGENTS))} raters)`, () =>
-      paid(ctx, 'wallet-lookup', { params: { wallet: TYPICAL }, query: {} }),
-    );
-    await timedCalls('TYPICAL agent detail (its 30 ratings)', () =>
-      paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: String(AGENTS) }, query: {} }),
-    );
-    midProfile = await timedCalls(`MID wallet profile (${await raters(String(AGENTS + 1))} raters)`, () =>
-      paid(ctx, 'wallet-lookup', { params: { wallet: MID }, query: {} }),
-    );
-    bigProfile = await timedCalls(`BIG wallet profile (${await raters('0')} raters)`, () =>
-      paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} }),
-    );
-    bigHistory = await timedCalls('big history (week)', () =>
-      paid(ctx, 'wallet-history', { params: { wallet: BIG }, query: {} }),
-    );
-    bigAgent = await timedCalls('big agent detail, limit 200', () =>
-      paid(ctx, 'agent-detail', { params: { network: 'base', agent_id: '0' }, query: { limit: ['200'] } }),
-    );
-    {
-      const t0 = performance.now();
-      const { peak } = await withPeak(() =>
-        Promise.all(
-          Array.from({ length: 8 }, () => paid(ctx, 'wallet-lookup', { params: { wallet: BIG }, query: {} })),
-        ),
-      );
-      globalPeak = Math.max(globalPeak, peak);
-      console.log(
-        `  ${'8 concurrent big wallet profiles'.padEnd(44)} wall ${(performance.now() - t0).toFixed(0)} ms  peak RSS ${mbOf(peak)} MB`,
-      );
-    }
-  }
-
-  if (PARTS.has('paid')) {
+    paid = await paidRows(db, ctx, label);
     const after = loadavg()[0]!;
     const free = freeLoad ? await freeLoad.stop() : null;
     loadInfo = { second_process: free, loadavg_1m_before: r1(load1), loadavg_1m_after: r1(after) };
     console.log(`load: ${JSON.stringify(loadInfo)}`);
   }
 
-  let incMs: number | null = null;
-  if (PARTS.has('refresh')) {
-    console.log(
-      `\naggregate refresh after a pass of ${PASS} new ratings (ingestBatch, then the after-pass refresh)`,
-    );
-    const from = await checkpoint(db);
-    await ingest(db, feedbackEvents(PASS, from, 0));
-    const inc = await refreshAggregates(db, { incremental: true });
-    console.log(
-      `  incremental (${inc.mode}: ${inc.agents} agents, ${inc.touched_wallets} wallets recomputed) ${inc.millis} ms`,
-    );
-    if (FULL_REBUILD) {
-      const full = await refreshAggregates(db);
-      console.log(`  full rebuild of the same index (for comparison)    ${full.millis} ms`);
-    }
-    incMs = inc.millis;
-  }
-
-  let ingestVsCopy: number | null = null;
-  if (PARTS.has('ingest')) {
-    console.log(`\ningest write path vs raw COPY of the same rows (${INGEST} feedback events)`);
-    const at = await checkpoint(db);
-    const evs = feedbackEvents(INGEST, at, PASS);
-    const t0 = performance.now();
-    await ingest(db, evs);
-    const ingestS = (performance.now() - t0) / 1000;
-    // the same rows under other transaction hashes, above the ingested blocks
-    const copyRows = evs.map((e) => ({ ...e, txHash: `0x${e.txHash.slice(2).replace(/^a/, 'c')}` }));
-    const copyS = await rawCopy(db, copyRows, url);
-    const ingestRate = INGEST / ingestS;
-    const copyRate = INGEST / copyS;
-    console.log(`  ingestBatch (5,000 per batch)                ${Math.round(ingestRate)} events/s`);
-    console.log(
-      `  raw COPY (${db.copyCsv ? "PGlite COPY FROM '/dev/blob'" : 'psql \\copy from CSV'})`.padEnd(47) +
-        `${Math.round(copyRate)} rows/s  → ingest = ${((100 * ingestRate) / copyRate).toFixed(0)} % of COPY`,
-    );
-    ingestVsCopy = Math.round((ingestRate / copyRate) * 1000) / 1000;
-    await refreshAggregates(db, { incremental: true });
-  }
+  const incMs = PARTS.has('refresh') ? await refreshAfterPass(db) : null;
+  const ingestVsCopy = PARTS.has('ingest') ? await ingestVsRawCopy(db, url) : null;
 
   let freeMin: number | null = null;
   let pricingVsBare: number | null = null;
-  if (PARTS.has('free')) {
-    console.log(
-      `\nfree routes vs /pricing vs a bare Hono route (autocannon CLI, ${CONNECTIONS} conns, ${SECONDS} s each)`,
-    );
-    silenceLogs();
-    const server = await startHttpServer(ctx, { host: '127.0.0.1', port: 0 });
-    const bare = await startBareHono();
-    const free: Record<string, number> = {};
-    let pricing = 0;
-    let bareRps = 0;
-    try {
-      bareRps = await rpsAt(bare.url);
-      console.log(`  ${'bare Hono route'.padEnd(44)} ${Math.round(bareRps)} req/s`);
-      pricing = await rpsAt(`${server.url}/pricing`);
-      console.log(
-        `  ${'/pricing'.padEnd(44)} ${Math.round(pricing)} req/s  (${((100 * pricing) / bareRps).toFixed(0)} % of bare Hono)`,
-      );
-      // The same comparison with the body held equal: a bare Hono route sending /pricing's own bytes.
-      const pricingBody = await (await fetch(`${server.url}/pricing`)).text();
-      const bareSame = await startBareHono(pricingBody);
-      try {
-        const sameRps = await rpsAt(bareSame.url);
-        console.log(
-          `  ${`bare Hono, /pricing's ${pricingBody.length}-byte body`.padEnd(44)} ${Math.round(sameRps)} req/s  ` +
-            `(/pricing = ${((100 * pricing) / sameRps).toFixed(0)} % of it: the shell's own cost)`,
-        );
-      } finally {
-        await bareSame.close();
-      }
-      for (const path of [
-        '/leaderboard',
-        '/chains',
-        '/health',
-        `/wallets/${BIG}/chains`,
-        `/badge/${BIG}.svg`,
-        '/search/0',
-      ]) {
-        free[path] = await rpsAt(`${server.url}${path}`);
-        console.log(
-          `  ${path.padEnd(44)} ${Math.round(free[path]!)} req/s  (${((100 * free[path]!) / pricing).toFixed(0)} % of /pricing)`,
-        );
-      }
-    } finally {
-      await server.close();
-      await bare.close();
-      configureLogging({ level: 'warn' });
-    }
-    freeMin = Math.round((Math.min(...Object.values(free)) / pricing) * 1000) / 1000;
-    pricingVsBare = Math.round((pricing / bareRps) * 1000) / 1000;
-  }
+  if (PARTS.has('free')) ({ freeMin, pricingVsBare } = await freeRoutes(ctx));
   const result = {
     events: EVENTS,
-    big_profile_p99_ms: r1(bigProfile.p99),
-    typical_profile_p99_ms: r1(typicalProfile.p99),
-    mid_profile_p99_ms: r1(midProfile.p99),
-    big_history_p99_ms: r1(bigHistory.p99),
-    big_agent_detail_p99_ms: r1(bigAgent.p99),
-    peak_rss_mb: mbOf(Math.max(globalPeak, process.memoryUsage().rss)),
+    big_profile_p99_ms: r1(paid.bigProfile.p99),
+    typical_profile_p99_ms: r1(paid.typicalProfile.p99),
+    mid_profile_p99_ms: r1(paid.midProfile.p99),
+    big_history_p99_ms: r1(paid.bigHistory.p99),
+    big_agent_detail_p99_ms: r1(paid.bigAgent.p99),
+    peak_rss_mb: mbOf(Math.max(runPeak(), process.memoryUsage().rss)),
     refresh_10k_ms: incMs,
     ingest_vs_copy: ingestVsCopy,
     free_vs_pricing_min: freeMin,
