@@ -1,6 +1,7 @@
 /**
  * The embedded PGlite driver behind `Database` (./database.ts): a data directory locked against a
- * second process (a dead holder's lock is taken over), or an in-memory database for tests;
+ * second process (a dead holder's lock is taken over) and, when new, made by a child process
+ * (./pglite-initdb.ts), or an in-memory database for tests;
  * statements prepared once per text, parameters passed as PostgreSQL text.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import {
 } from '@electric-sql/pglite';
 import type { Database, QueryOptions, Queryable, Row } from './database-types.js';
 import { parseInt8, statementName } from './driver-shared.js';
+import { ensurePgliteDataDir } from './pglite-initdb.js';
 import { noteStatement, noteWrite } from './write-epoch.js';
 
 export class DataDirLockedError extends Error {
@@ -93,6 +95,7 @@ export async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<D
   }
   let db: PGlite;
   try {
+    await ensurePgliteDataDir(dir); // a new folder's initdb runs in a child process
     db = await PGlite.create({ dataDir: dir, parsers: PGLITE_PARSERS });
   } catch (e) {
     await releaseLock();
