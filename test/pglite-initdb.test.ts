@@ -70,6 +70,8 @@ describe('PGlite data folder made in a child process', () => {
     expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
     const again = await openDatabase({ databaseUrl: null, dataDir: dir });
     expect(await again.query('SELECT n FROM kept')).toEqual([{ n: 7 }]);
+    // A data folder on disk runs with WAL buffers room for a whole batch (src/db/pglite.ts).
+    expect(await again.query('SHOW wal_buffers')).toEqual([{ wal_buffers: '64MB' }]);
     await again.close();
   });
 
