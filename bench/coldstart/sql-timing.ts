@@ -104,6 +104,10 @@ async function main(): Promise<void> {
         `${(f.total / 1000).toFixed(2).padStart(8)} s ${(f.self / 1000).toFixed(2).padStart(8)} s ${String(f.calls).padStart(7)}×  ${f.funcname}`,
       );
   } finally {
+    if (raw.kind !== 'pglite') {
+      const [q] = await raw.query<{ d: string }>('SELECT quote_ident(current_database()) AS d');
+      await raw.exec(`ALTER DATABASE ${q!.d} RESET track_functions`);
+    }
     await raw.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
