@@ -90,10 +90,14 @@ async function main(): Promise<void> {
     console.log(`statements: ${(total / 1000).toFixed(1)} s in all`);
     for (const [sql, e] of [...times].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
       console.log(`${(e.ms / 1000).toFixed(2).padStart(8)} s ${String(e.n).padStart(7)}×  ${sql}`);
-    const [wal] = await raw.query<{ mb: number; sz: number }>(
-      `SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') / 1048576)::float8 AS mb, (pg_database_size(current_database()) / 1048576)::float8 AS sz`,
+    const [wal] = await raw.query<{ mb: number; sz: number; kept: number }>(
+      `SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') / 1048576)::float8 AS mb,
+              (pg_database_size(current_database()) / 1048576)::float8 AS sz,
+              ((SELECT sum(size) FROM pg_ls_waldir()) / 1048576)::float8 AS kept`,
     );
-    console.log(`WAL written ${wal!.mb.toFixed(0)} MB, database ${wal!.sz.toFixed(0)} MB`);
+    console.log(
+      `WAL written ${wal!.mb.toFixed(0)} MB (${wal!.kept.toFixed(0)} MB of it still in pg_wal), database ${wal!.sz.toFixed(0)} MB`,
+    );
     const fns = await raw.query<{ funcname: string; calls: number; total: number; self: number }>(
       `SELECT funcname, calls::int8 AS calls, total_time::float8 AS total, self_time::float8 AS self
          FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 15`,
