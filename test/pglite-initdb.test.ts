@@ -71,7 +71,7 @@ describe('PGlite data folder made in a child process', () => {
     const again = await openDatabase({ databaseUrl: null, dataDir: dir });
     expect(await again.query('SELECT n FROM kept')).toEqual([{ n: 7 }]);
     // A data folder on disk runs with WAL buffers room for a whole batch (src/db/pglite.ts).
-    expect(await again.query('SHOW wal_buffers')).toEqual([{ wal_buffers: '64MB' }]);
+    expect(await again.query('SHOW wal_buffers')).toEqual([{ wal_buffers: '16MB' }]);
     expect(await again.query('SHOW full_page_writes')).toEqual([{ full_page_writes: 'off' }]);
     expect(await again.query('SHOW fsync')).toEqual([{ fsync: 'off' }]); // why full pages are not needed
     await again.close();

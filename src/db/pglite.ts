@@ -66,13 +66,14 @@ const PGLITE_PARSERS = { [pgliteTypes.INT8]: parseInt8 };
 
 /**
  * PGlite's own start parameters, plus two for a data folder on disk:
- *  - WAL buffers of 64 MB (PGlite's default is 1/32 of its 160 MB of shared buffers, 5 MB).
- *    PGlite runs PostgreSQL as one process, without a WAL writer: once the WAL buffers are full,
- *    every new WAL page first writes out the oldest, one 8 kB write (a synchronous Node `fs` call)
- *    at a time. A batch of the indexer writes about 3 MB of WAL on average, more on a busy chain;
- *    with room for a whole batch, its WAL goes out in a few large writes at COMMIT. At scale 0.05
- *    of `npm run bench:coldstart` that cut the time in those writes from 12.3 s to 8.7 s (same
- *    WAL, 1 GB); it costs at most 64 MB of memory.
+ *  - WAL buffers of 16 MB (PGlite's default is 1/32 of its 160 MB of shared buffers, 5 MB; 16 MB
+ *    is what PostgreSQL's own sizing would stop at, one WAL segment). PGlite runs PostgreSQL as
+ *    one process, without a WAL writer: once the WAL buffers are full, every new WAL page first
+ *    writes out the oldest, one 8 kB write (a synchronous Node `fs` call) at a time. A batch of
+ *    the indexer writes about 3 MB of WAL on average; with room for a whole batch, its WAL goes
+ *    out in a few large writes at COMMIT. At scale 0.05 of `npm run bench:coldstart`, 64 MB cut
+ *    the time in those writes from 12.3 s to 8.7 s (same WAL, 1 GB) but added ~80 MB to the
+ *    peak RSS; 16 MB costs at most 11 MB more than the default.
  *  - no full-page images in the WAL (`full_page_writes=off`): they guard against a page torn by
  *    an operating-system crash or a power loss, which PGlite does not survive anyway (it runs with
  *    `fsync=off`); a killed process leaves no torn page (its writes are whole in the kernel's page
@@ -82,7 +83,7 @@ const PGLITE_PARSERS = { [pgliteTypes.INT8]: parseInt8 };
 const ON_DISK_START_PARAMS = [
   ...(PGlite as unknown as { defaultStartParams: readonly string[] }).defaultStartParams,
   '-c',
-  'wal_buffers=64MB',
+  'wal_buffers=16MB',
   '-c',
   'full_page_writes=off',
 ];
