@@ -5,22 +5,28 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { ANALYZE_FIRST_AT_EVENTS, keepStatisticsFresh } from '../src/indexer/pass-statistics.js';
+import {
+  ANALYZE_FIRST_AT_EVENTS,
+  CHECKPOINT_EVERY_EVENTS,
+  keepStatisticsFresh,
+} from '../src/indexer/pass-statistics.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 
 /** The database under test, counting the ANALYZE statements it is sent (and what they name). */
-function counting(inner: Database): { db: Database; analyzed: string[] } {
+function counting(inner: Database): { db: Database; analyzed: string[]; checkpoints: number } {
   const analyzed: string[] = [];
-  const db = {
+  const out = { db: inner, analyzed, checkpoints: 0 };
+  out.db = {
     ...inner,
     exec: async (sql: string) => {
       if (/^ANALYZE/.test(sql)) analyzed.push(sql);
+      if (sql === 'CHECKPOINT') out.checkpoints++;
       return inner.exec(sql);
     },
   } as Database;
-  return { db, analyzed };
+  return out;
 }
 
 describe('planner statistics during a pass', () => {
@@ -56,6 +62,29 @@ describe('planner statistics during a pass', () => {
     ]);
     expect([a, b]).toEqual([true, false]);
     expect(analyzed).toHaveLength(1);
+  });
+
+  it('on PGlite, a CHECKPOINT every CHECKPOINT_EVERY_EVENTS events lets the WAL be recycled', async () => {
+    const c = counting(t.db);
+    const pass = {};
+    const lsn = async () =>
+      (await t.db.query<{ l: string }>('SELECT checkpoint_lsn::text AS l FROM pg_control_checkpoint()'))[0]!
+        .l;
+    await t.db.exec('CREATE TEMP TABLE IF NOT EXISTS wal_filler (n int)');
+    await t.db.exec('INSERT INTO wal_filler SELECT generate_series(1, 1000)');
+    const before = await lsn();
+    // Just under the threshold: nothing; crossing it: one checkpoint (PGlite only).
+    await keepStatisticsFresh(pass, c.db, quiet, CHECKPOINT_EVERY_EVENTS - 1);
+    expect(c.checkpoints).toBe(0);
+    await keepStatisticsFresh(pass, c.db, quiet, 1);
+    const pglite = t.db.kind === 'pglite';
+    expect(c.checkpoints).toBe(pglite ? 1 : 0);
+    if (pglite) expect(await lsn()).not.toBe(before);
+    // The count starts again after a checkpoint.
+    await keepStatisticsFresh(pass, c.db, quiet, CHECKPOINT_EVERY_EVENTS - 1);
+    expect(c.checkpoints).toBe(pglite ? 1 : 0);
+    await keepStatisticsFresh(pass, c.db, quiet, 1);
+    expect(c.checkpoints).toBe(pglite ? 2 : 0);
   });
 
   it('a failed refresh is logged and the pass goes on', async () => {

@@ -64,6 +64,13 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     await migrate(db);
     const tm = performance.now();
+    // Time spent in the trigger functions too (pg_stat_user_functions): the session's own setting
+    // on PGlite (one session), the database's default for new connections on PostgreSQL.
+    if (raw.kind === 'pglite') await raw.exec(`SET track_functions = 'all'`);
+    else {
+      const [q] = await raw.query<{ d: string }>('SELECT quote_ident(current_database()) AS d');
+      await raw.exec(`ALTER DATABASE ${q!.d} SET track_functions = 'all'`);
+    }
     const base = loadConfig({ FEEDBACK_FETCH: '0', REGISTRATION_FETCH: '0', RATER_EVIDENCE: '0' });
     const config = {
       ...base,
@@ -83,7 +90,28 @@ async function main(): Promise<void> {
     console.log(`statements: ${(total / 1000).toFixed(1)} s in all`);
     for (const [sql, e] of [...times].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30))
       console.log(`${(e.ms / 1000).toFixed(2).padStart(8)} s ${String(e.n).padStart(7)}×  ${sql}`);
+    const [wal] = await raw.query<{ mb: number; sz: number; kept: number }>(
+      `SELECT (pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') / 1048576)::float8 AS mb,
+              (pg_database_size(current_database()) / 1048576)::float8 AS sz,
+              ((SELECT sum(size) FROM pg_ls_waldir()) / 1048576)::float8 AS kept`,
+    );
+    console.log(
+      `WAL written ${wal!.mb.toFixed(0)} MB (${wal!.kept.toFixed(0)} MB of it still in pg_wal), database ${wal!.sz.toFixed(0)} MB`,
+    );
+    const fns = await raw.query<{ funcname: string; calls: number; total: number; self: number }>(
+      `SELECT funcname, calls::int8 AS calls, total_time::float8 AS total, self_time::float8 AS self
+         FROM pg_stat_user_functions ORDER BY total_time DESC LIMIT 15`,
+    );
+    if (fns.length > 0) console.log('trigger functions (total, self, calls):');
+    for (const f of fns)
+      console.log(
+        `${(f.total / 1000).toFixed(2).padStart(8)} s ${(f.self / 1000).toFixed(2).padStart(8)} s ${String(f.calls).padStart(7)}×  ${f.funcname}`,
+      );
   } finally {
+    if (raw.kind !== 'pglite') {
+      const [q] = await raw.query<{ d: string }>('SELECT quote_ident(current_database()) AS d');
+      await raw.exec(`ALTER DATABASE ${q!.d} RESET track_functions`);
+    }
     await raw.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
