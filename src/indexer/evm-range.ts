@@ -100,6 +100,8 @@ export class AdaptiveRange {
   width: number;
   private streak = 0;
   private shrunk = false;
+  /** The count of the last window trimmed after a check (see trimAfterCheck). */
+  private checked: number | null = null;
 
   constructor(
     private readonly o: EvmScanOptions,
@@ -135,13 +137,33 @@ export class AdaptiveRange {
     return next;
   }
 
+  /**
+   * A full-width window's answer of `logs` logs reached the largest count seen, was checked
+   * against its parts (./log-caps.ts) and found whole: the next windows are an eighth narrower,
+   * so that at the same density they hold fewer logs than that count and need no check, and the
+   * range grows again only after an answer of less than half that count (a doubled window would
+   * reach it). Without it a chain whose windows all hold the same number of logs (a steady
+   * stream of events) pays two extra requests for every window. Which answers are checked does
+   * not change (any answer that reaches the count still is), only which windows are asked. A
+   * window clipped by the end of the scan, or of one block, trims nothing.
+   */
+  trimAfterCheck(span: number, logs: number): void {
+    if (span !== this.width || span < 2) return;
+    this.width = Math.max(1, span - Math.max(1, Math.floor(span / 8)));
+    this.checked = Math.max(this.checked ?? 0, logs);
+    this.stats.lastRange = this.width;
+  }
+
   /** A request succeeded with `logs` logs. */
   succeeded(logs: number): void {
     this.streak++;
     const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
-    // Behind a proven cap, ranges grow only while answers stay well below it.
+    // Behind a proven cap (or after a trim), ranges grow only while answers stay well below it.
     const cap = this.stats.cap;
-    const few = logs < this.o.growBelowLogs && (cap === null || logs * 2 < cap);
+    const few =
+      logs < this.o.growBelowLogs &&
+      (cap === null || logs * 2 < cap) &&
+      (this.checked === null || logs * 2 < this.checked);
     if (few && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
       this.width = Math.min(top, this.width * 2);
       this.streak = 0;

@@ -114,6 +114,9 @@ async function* scanRanges(
           `completed from narrower windows${end > cur ? `, range ${end - cur + 1} -> ${next} blocks` : ' and the block receipts'}`,
         { chain: s.network, from: cur, to: end, answered, complete: checked.logs.length, cap: s.caps.cap },
       );
+    } else if (checked.checked) {
+      // A whole answer that needed a check: the next windows hold fewer logs (./evm-range.ts).
+      range.trimAfterCheck(end - cur + 1, answered);
     }
     s.stats.widest = Math.max(s.stats.widest, end - cur + 1);
     yield await toBatch(s, cur, end, checked.logs);
