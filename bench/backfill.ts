@@ -24,6 +24,9 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { deployRegistries, giveFeedbackCall, registerAgent } from '../src/demo/registries.js';
 import { createEvmScanner } from '../src/indexer/evm-scanner.js';
+import { ingestBatch } from '../src/indexer/ingest.js';
+import type { ScanBatch } from '../src/indexer/scanner.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import type { BackfillNodeQueries, BackfillNodeReady } from './backfill-node.js';
 
@@ -228,14 +231,43 @@ async function main(): Promise<void> {
       quiet,
     );
     let scanned = 0;
+    const batches: ScanBatch[] = [];
     const s0 = performance.now();
-    for await (const b of scanner.scan(0, head)) scanned += b.events.length;
+    for await (const b of scanner.scan(0, head)) {
+      scanned += b.events.length;
+      batches.push(b);
+    }
     const scanS = (performance.now() - s0) / 1000;
 
-    // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after).
-    const pgRun = process.env.DATABASE_URL
-      ? await backfillIntoPostgres(process.env.DATABASE_URL, backfillInto)
-      : null;
+    // The other half: the writes alone (the scanned batches, each with its checkpoint, one
+    // transaction each, as the pass writes them; no scan, no census) into a fresh database.
+    const writeOnly = async (target: Database) => {
+      await registerChains(target, config.chains);
+      const w0 = performance.now();
+      for (const b of batches)
+        await ingestBatch(target, b.events, {
+          network: 'base',
+          lastScannedBlock: b.to,
+          headAtLastSync: head,
+          caughtUp: b.to >= head,
+        });
+      return Math.round(((performance.now() - w0) / 1000) * 100) / 100;
+    };
+    const freshPglite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+    let writeS: number;
+    try {
+      await migrate(freshPglite);
+      writeS = await writeOnly(freshPglite);
+    } finally {
+      await freshPglite.close();
+    }
+
+    // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after), and the
+    // writes alone into another one.
+    const pgUrl = process.env.DATABASE_URL;
+    const pgRun = pgUrl ? await backfillIntoPostgres(pgUrl, backfillInto) : null;
+    const pgWriteS = pgUrl ? await backfillIntoPostgres(pgUrl, writeOnly) : null;
+    batches.length = 0;
 
     const backfillRate = c.events / passS;
     const rawRate = logs / rawS;
@@ -257,6 +289,7 @@ async function main(): Promise<void> {
         seconds: Math.round(scanS * 100) / 100,
         events_per_second: Math.round(scanned / scanS),
       },
+      write_only: { seconds: writeS, events_per_second: Math.round(scanned / writeS) },
       raw_getlogs: { logs, seconds: Math.round(rawS * 100) / 100, logs_per_second: Math.round(rawRate) },
       raw_getlogs_via_proxy: {
         logs: viaProxy.logs,
@@ -274,6 +307,7 @@ async function main(): Promise<void> {
               events_per_second: Math.round(pgRun.events / pgRun.seconds),
               getlogs_requests: pgRun.requests,
               census: pgRun.census,
+              write_only_seconds: pgWriteS,
               ratio: Math.round((pgRun.events / pgRun.seconds / rawRate) * 1000) / 1000,
             },
           }
@@ -289,6 +323,9 @@ async function main(): Promise<void> {
       `scanner alone (getLogs via the proxy, block times, decoding; no database): ${scanned} events in ${result.scan_only.seconds} s = ${result.scan_only.events_per_second} events/s`,
     );
     console.log(
+      `writes alone (the same batches, ingestBatch, PGlite): ${scanned} events in ${writeS} s = ${result.write_only.events_per_second} events/s`,
+    );
+    console.log(
       `raw eth_getLogs through the proxy: ${viaProxy.logs} logs in ${result.raw_getlogs_via_proxy.seconds} s = ${result.raw_getlogs_via_proxy.logs_per_second} logs/s`,
     );
     console.log(
@@ -296,7 +333,7 @@ async function main(): Promise<void> {
     );
     if (result.postgres)
       console.log(
-        `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}`,
+        `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}; writes alone ${pgWriteS} s`,
       );
     console.log(`RESULT ${JSON.stringify(result)}`);
   } finally {
