@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { giveFeedbackCall, registerAgent } from '../src/demo/registries.js';
-import { AdaptiveRange, DEFAULT_EVM_SCAN_OPTIONS, emptyStats } from '../src/indexer/evm-range.js';
+import { ResponseBodyTooLargeError } from 'viem';
+import { AdaptiveRange, DEFAULT_EVM_SCAN_OPTIONS, emptyStats, sizeHint } from '../src/indexer/evm-range.js';
 import { createEvmScanner, type EvmScanOptions } from '../src/indexer/evm-scanner.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import type { IndexEvent } from '../src/index-events.js';
@@ -174,5 +175,62 @@ describe('every window of the same count', () => {
       await p.close();
       await t.close();
     }
+  });
+});
+
+describe('an answer refused for its size', () => {
+  it('sizeHint: the share of the window that fits, with a margin, when the full size was known', () => {
+    const big = new ResponseBodyTooLargeError({ maxSize: 1_000, size: 10_000 });
+    expect(sizeHint(big, 100, 50)).toEqual({ from: 100, to: 103 });
+    // wrapped in another error's cause, as a client may hand it on
+    expect(sizeHint(new Error('request failed', { cause: big }), 100, 50)).toEqual({ from: 100, to: 103 });
+    // refused while being read (no Content-Length): only "too large", the caller halves
+    expect(sizeHint(new ResponseBodyTooLargeError({ maxSize: 1_000, size: 1_064 }), 100, 50)).toBeNull();
+    expect(sizeHint(new Error('range too large'), 100, 50)).toBeNull();
+    // one block never gets narrower
+    expect(sizeHint(big, 7, 1)).toBeNull();
+  });
+
+  it('a node that sends its answers with their length: one refusal, then windows that fit, the same events', async () => {
+    await through({ kind: 'well-behaved' }, async (p) => {
+      const limit = 30_000;
+      const { events, widths, stats } = await scan(p.url, {
+        ...STEADY,
+        initialRange: BLOCKS,
+        maxRange: BLOCKS,
+        maxResponseBytes: limit,
+      });
+      expect(events).toEqual(bare);
+      expect(p.logRanges[0]).toBe(BLOCKS);
+      expect(p.logRanges[1]).toBeLessThan(BLOCKS / 2);
+      expect(stats.halvings).toBe(0);
+      expect(stats.suggested).toBe(1);
+      // one refused request, then every window fits: no window wider than the first that did
+      expect(p.logRanges.slice(1).every((w) => w <= p.logRanges[1]!)).toBe(true);
+      expect(p.logRanges).toHaveLength(1 + widths.length + 2 * stats.capChecks);
+    });
+  });
+});
+
+describe('the next window asked ahead', () => {
+  it('is asked while a batch is being taken, and a consumer that stops early loses nothing it took', async () => {
+    await through({ kind: 'well-behaved' }, async (p) => {
+      const scanner = createEvmScanner(
+        { ...configFor([target(chain)]).chains.find((c) => c.network === 'base')!, rpcUrl: p.url },
+        STEADY,
+        quietLogger(),
+      );
+      const it = scanner.scan(first, head)[Symbol.asyncIterator]();
+      const one = await it.next();
+      // the first window (4 blocks) and its check's two parts, then the next window, already asked
+      await new Promise((r) => setTimeout(r, 300));
+      expect(p.logRanges).toEqual([4, 2, 2, 3]);
+      expect(one.value!.events).toEqual(bare.slice(0, 4 * PER_BLOCK));
+      const two = await it.next();
+      expect(two.value!.events).toEqual(bare.slice(4 * PER_BLOCK, 7 * PER_BLOCK));
+      // stopping: the window asked ahead of the third batch is left unread, nothing fails
+      await it.return!(undefined);
+      expect(p.logRanges).toEqual([4, 2, 2, 3, 3]);
+    });
   });
 });

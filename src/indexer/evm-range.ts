@@ -26,6 +26,8 @@ export interface EvmScanOptions {
   blockConcurrency: number;
   /** Cached block timestamps per scanner (one scanner lives for one pass). */
   blockCacheSize: number;
+  /** The largest JSON-RPC answer read, in bytes (viem's own default); a larger one is a range error. */
+  maxResponseBytes: number;
 }
 
 export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
@@ -39,7 +41,35 @@ export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   maxRetryAfterMs: 60_000,
   blockConcurrency: 8,
   blockCacheSize: 50_000,
+  maxResponseBytes: 10 * 1024 * 1024,
 };
+
+/**
+ * The range to ask after an answer refused for its size (viem's ResponseBodyTooLargeError, here or
+ * in the error's causes) whose full size was known: the node sent a Content-Length (reth and most
+ * providers do), so viem refused it before reading a byte. The next window is the share of this
+ * one that fits, with a margin (density varies): one refusal instead of a halving per refusal,
+ * each of them an answer the node built whole. An answer refused while it was being read (no
+ * Content-Length: `size` barely above the limit) says nothing more than "too large": null, the
+ * caller halves.
+ */
+export function sizeHint(err: unknown, from: number, span: number): RangeHint | null {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    const o = e as { name?: unknown; size?: unknown; maxSize?: unknown; cause?: unknown };
+    if (
+      o.name === 'ResponseBodyTooLargeError' &&
+      typeof o.size === 'number' &&
+      typeof o.maxSize === 'number'
+    ) {
+      if (!(o.maxSize > 0) || o.size < 2 * o.maxSize) return null;
+      const width = Math.max(1, Math.floor((span * o.maxSize * 0.8) / o.size));
+      return width < span ? { from, to: from + width - 1 } : null;
+    }
+    e = o.cause;
+  }
+  return null;
+}
 
 /** What the scanner did, for the pass report and tests. */
 export interface EvmScanStats {
