@@ -44,7 +44,14 @@ const AGENTS = 50;
 /** The node and the proxy in a child process (bench/backfill-node.ts). */
 async function startNodeProcess() {
   const proc = fork(fileURLToPath(new URL('./backfill-node.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
+    // BENCH_NODE_CPU_PROF=<dir>: a CPU profile of the node process too (the proxy's and the node's JSON work)
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_NODE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_NODE_CPU_PROF}`]
+        : []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const { ready } = await new Promise<BackfillNodeReady>((resolve, reject) => {
