@@ -1,7 +1,9 @@
 /**
  * EVM backfill throughput: a local EDR node holding N NewFeedback events (50 agents, 9 clients,
- * 150 feedback transactions a block), behind the hostile-RPC proxy in its well-behaved mode; one
- * full index pass (default scanner settings, the census on) into PGlite in memory. Prints the
+ * 150 feedback transactions a block), behind the hostile-RPC proxy in its well-behaved mode, both
+ * in a child process (bench/backfill-node.ts: a production node is another process, and the node's
+ * and the proxy's JSON work must not run on the indexer's event loop); one full index pass
+ * (default scanner settings, the census on) into PGlite in memory. Prints the
  * backfill's events/s, then replays the very eth_getLogs requests the scanner made straight
  * against the node (sequentially, as the scanner does) and prints that raw throughput (the limit
  * the node sets) and the ratio of the two; and, to show where the time goes, the scanner alone
@@ -14,14 +16,19 @@
  */
 import { loadConfig, type Config } from '../src/config.js';
 import { randomBytes } from 'node:crypto';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Hex } from 'viem';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
-import { startLocalNode } from '../src/demo/local-node.js';
 import { deployRegistries, giveFeedbackCall, registerAgent } from '../src/demo/registries.js';
 import { createEvmScanner } from '../src/indexer/evm-scanner.js';
+import { ingestBatch } from '../src/indexer/ingest.js';
+import type { ScanBatch } from '../src/indexer/scanner.js';
+import { registerChains } from '../src/store/chain-state.js';
 import { runIndexPass } from '../src/indexer/pass.js';
-import { startHostileRpc } from '../test/helpers/rpc-proxy.js';
+import type { BackfillNodeQueries, BackfillNodeReady } from './backfill-node.js';
 
 function eventsWanted(): number {
   const i = process.argv.indexOf('--events');
@@ -34,10 +41,61 @@ function eventsWanted(): number {
 const PER_BLOCK = 150;
 const AGENTS = 50;
 
+/** The node and the proxy in a child process (bench/backfill-node.ts). */
+async function startNodeProcess() {
+  const proc = fork(fileURLToPath(new URL('./backfill-node.ts', import.meta.url)), [], {
+    // BENCH_NODE_CPU_PROF=<dir>: a CPU profile of the node process too (the proxy's and the node's JSON work)
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_NODE_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_NODE_CPU_PROF}`]
+        : []),
+    ],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const { ready } = await new Promise<BackfillNodeReady>((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`the node process exited (${code})`)));
+    proc.once('message', (m) => resolve(m as BackfillNodeReady));
+  });
+  proc.removeAllListeners('exit');
+  let seq = 0;
+  /** One JSON-RPC call to the node (over HTTP, from this process). */
+  const request = async <T>(method: string, params: unknown[] = []): Promise<T> => {
+    const res = (await (
+      await fetch(ready.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
+      })
+    ).json()) as { result?: T; error?: { message: string } };
+    if (res.error) throw new Error(`${method}: ${res.error.message}`);
+    return res.result as T;
+  };
+  return {
+    rpcUrl: ready.rpcUrl,
+    proxyUrl: ready.proxyUrl,
+    accounts: ready.accounts as Hex[],
+    privateKeys: ready.privateKeys as Hex[],
+    request,
+    /** The eth_getLogs filters the proxy has seen, in order. */
+    logQueries: () =>
+      new Promise<Record<string, unknown>[]>((resolve) => {
+        proc.once('message', (m) => resolve((m as BackfillNodeQueries).queries));
+        proc.send({ type: 'queries' });
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (proc.exitCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.send({ type: 'close' });
+      }),
+  };
+}
+
 async function main(): Promise<void> {
   const n = eventsWanted();
-  const node = await startLocalNode({ chainId: 8453 });
-  const proxy = await startHostileRpc(node.rpcUrl, { kind: 'well-behaved' });
+  const node = await startNodeProcess();
   const db = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
   await migrate(db);
   try {
@@ -101,7 +159,7 @@ async function main(): Promise<void> {
         c.network === 'base'
           ? {
               ...c,
-              rpcUrl: proxy.url,
+              rpcUrl: node.proxyUrl,
               chainId: 8453,
               identityRegistry: reg.identityRegistry,
               reputationRegistry: reg.reputationRegistry,
@@ -117,7 +175,7 @@ async function main(): Promise<void> {
 
     /** One full pass into `db` through the proxy: its time, events, requests and written ranges. */
     const backfillInto = async (db: Database) => {
-      const before = proxy.logQueries.length;
+      const before = (await node.logQueries()).length;
       const p0 = performance.now();
       const ranges: { from: number; to: number }[] = [];
       const r = await runIndexPass({
@@ -137,7 +195,7 @@ async function main(): Promise<void> {
         seconds,
         events: c.events,
         rows: Number(rows!.n),
-        requests: proxy.logQueries.length - before,
+        requests: (await node.logQueries()).length - before,
         ranges,
         census: c.census?.state ?? null,
       };
@@ -152,7 +210,7 @@ async function main(): Promise<void> {
     // The limit: the getLogs requests of the ranges the pass wrote (refused wider ones and the
     // silent-cap checks left out), one after the other, straight to the node and (the scanner's
     // own path) through the proxy.
-    const filter = proxy.logQueries[0]!;
+    const filter = (await node.logQueries())[0]!;
     const hex = (n: number) => `0x${n.toString(16)}`;
     const queries = ranges.map((g) => ({ ...filter, fromBlock: hex(g.from), toBlock: hex(g.to) }));
     const replay = async (url: string) => {
@@ -168,7 +226,7 @@ async function main(): Promise<void> {
       return { logs, seconds: (performance.now() - g0) / 1000 };
     };
     const direct = await replay(node.rpcUrl);
-    const viaProxy = await replay(proxy.url);
+    const viaProxy = await replay(node.proxyUrl);
     const logs = direct.logs;
     const rawS = direct.seconds;
 
@@ -180,14 +238,43 @@ async function main(): Promise<void> {
       quiet,
     );
     let scanned = 0;
+    const batches: ScanBatch[] = [];
     const s0 = performance.now();
-    for await (const b of scanner.scan(0, head)) scanned += b.events.length;
+    for await (const b of scanner.scan(0, head)) {
+      scanned += b.events.length;
+      batches.push(b);
+    }
     const scanS = (performance.now() - s0) / 1000;
 
-    // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after).
-    const pgRun = process.env.DATABASE_URL
-      ? await backfillIntoPostgres(process.env.DATABASE_URL, backfillInto)
-      : null;
+    // The other half: the writes alone (the scanned batches, each with its checkpoint, one
+    // transaction each, as the pass writes them; no scan, no census) into a fresh database.
+    const writeOnly = async (target: Database) => {
+      await registerChains(target, config.chains);
+      const w0 = performance.now();
+      for (const b of batches)
+        await ingestBatch(target, b.events, {
+          network: 'base',
+          lastScannedBlock: b.to,
+          headAtLastSync: head,
+          caughtUp: b.to >= head,
+        });
+      return Math.round(((performance.now() - w0) / 1000) * 100) / 100;
+    };
+    const freshPglite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+    let writeS: number;
+    try {
+      await migrate(freshPglite);
+      writeS = await writeOnly(freshPglite);
+    } finally {
+      await freshPglite.close();
+    }
+
+    // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after), and the
+    // writes alone into another one.
+    const pgUrl = process.env.DATABASE_URL;
+    const pgRun = pgUrl ? await backfillIntoPostgres(pgUrl, backfillInto) : null;
+    const pgWriteS = pgUrl ? await backfillIntoPostgres(pgUrl, writeOnly) : null;
+    batches.length = 0;
 
     const backfillRate = c.events / passS;
     const rawRate = logs / rawS;
@@ -209,6 +296,7 @@ async function main(): Promise<void> {
         seconds: Math.round(scanS * 100) / 100,
         events_per_second: Math.round(scanned / scanS),
       },
+      write_only: { seconds: writeS, events_per_second: Math.round(scanned / writeS) },
       raw_getlogs: { logs, seconds: Math.round(rawS * 100) / 100, logs_per_second: Math.round(rawRate) },
       raw_getlogs_via_proxy: {
         logs: viaProxy.logs,
@@ -226,6 +314,7 @@ async function main(): Promise<void> {
               events_per_second: Math.round(pgRun.events / pgRun.seconds),
               getlogs_requests: pgRun.requests,
               census: pgRun.census,
+              write_only_seconds: pgWriteS,
               ratio: Math.round((pgRun.events / pgRun.seconds / rawRate) * 1000) / 1000,
             },
           }
@@ -241,6 +330,9 @@ async function main(): Promise<void> {
       `scanner alone (getLogs via the proxy, block times, decoding; no database): ${scanned} events in ${result.scan_only.seconds} s = ${result.scan_only.events_per_second} events/s`,
     );
     console.log(
+      `writes alone (the same batches, ingestBatch, PGlite): ${scanned} events in ${writeS} s = ${result.write_only.events_per_second} events/s`,
+    );
+    console.log(
       `raw eth_getLogs through the proxy: ${viaProxy.logs} logs in ${result.raw_getlogs_via_proxy.seconds} s = ${result.raw_getlogs_via_proxy.logs_per_second} logs/s`,
     );
     console.log(
@@ -248,12 +340,11 @@ async function main(): Promise<void> {
     );
     if (result.postgres)
       console.log(
-        `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}`,
+        `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}; writes alone ${pgWriteS} s`,
       );
     console.log(`RESULT ${JSON.stringify(result)}`);
   } finally {
     await db.close();
-    await proxy.close();
     await node.close();
   }
 }

@@ -26,6 +26,8 @@ export interface EvmScanOptions {
   blockConcurrency: number;
   /** Cached block timestamps per scanner (one scanner lives for one pass). */
   blockCacheSize: number;
+  /** The largest JSON-RPC answer read, in bytes (viem's own default); a larger one is a range error. */
+  maxResponseBytes: number;
 }
 
 export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
@@ -39,7 +41,35 @@ export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
   maxRetryAfterMs: 60_000,
   blockConcurrency: 8,
   blockCacheSize: 50_000,
+  maxResponseBytes: 10 * 1024 * 1024,
 };
+
+/**
+ * The range to ask after an answer refused for its size (viem's ResponseBodyTooLargeError, here or
+ * in the error's causes) whose full size was known: the node sent a Content-Length (reth and most
+ * providers do), so viem refused it before reading a byte. The next window is the share of this
+ * one that fits, with a margin (density varies): one refusal instead of a halving per refusal,
+ * each of them an answer the node built whole. An answer refused while it was being read (no
+ * Content-Length: `size` barely above the limit) says nothing more than "too large": null, the
+ * caller halves.
+ */
+export function sizeHint(err: unknown, from: number, span: number): RangeHint | null {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 8; depth++) {
+    const o = e as { name?: unknown; size?: unknown; maxSize?: unknown; cause?: unknown };
+    if (
+      o.name === 'ResponseBodyTooLargeError' &&
+      typeof o.size === 'number' &&
+      typeof o.maxSize === 'number'
+    ) {
+      if (!(o.maxSize > 0) || o.size < 2 * o.maxSize) return null;
+      const width = Math.max(1, Math.floor((span * o.maxSize * 0.8) / o.size));
+      return width < span ? { from, to: from + width - 1 } : null;
+    }
+    e = o.cause;
+  }
+  return null;
+}
 
 /** What the scanner did, for the pass report and tests. */
 export interface EvmScanStats {
@@ -100,6 +130,8 @@ export class AdaptiveRange {
   width: number;
   private streak = 0;
   private shrunk = false;
+  /** The count of the last window trimmed after a check (see trimAfterCheck). */
+  private checked: number | null = null;
 
   constructor(
     private readonly o: EvmScanOptions,
@@ -135,13 +167,33 @@ export class AdaptiveRange {
     return next;
   }
 
+  /**
+   * A full-width window's answer of `logs` logs reached the largest count seen, was checked
+   * against its parts (./log-caps.ts) and found whole: the next windows are an eighth narrower,
+   * so that at the same density they hold fewer logs than that count and need no check, and the
+   * range grows again only after an answer of less than half that count (a doubled window would
+   * reach it). Without it a chain whose windows all hold the same number of logs (a steady
+   * stream of events) pays two extra requests for every window. Which answers are checked does
+   * not change (any answer that reaches the count still is), only which windows are asked. A
+   * window clipped by the end of the scan, or of one block, trims nothing.
+   */
+  trimAfterCheck(span: number, logs: number): void {
+    if (span !== this.width || span < 2) return;
+    this.width = Math.max(1, span - Math.max(1, Math.floor(span / 8)));
+    this.checked = Math.max(this.checked ?? 0, logs);
+    this.stats.lastRange = this.width;
+  }
+
   /** A request succeeded with `logs` logs. */
   succeeded(logs: number): void {
     this.streak++;
     const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
-    // Behind a proven cap, ranges grow only while answers stay well below it.
+    // Behind a proven cap (or after a trim), ranges grow only while answers stay well below it.
     const cap = this.stats.cap;
-    const few = logs < this.o.growBelowLogs && (cap === null || logs * 2 < cap);
+    const few =
+      logs < this.o.growBelowLogs &&
+      (cap === null || logs * 2 < cap) &&
+      (this.checked === null || logs * 2 < this.checked);
     if (few && this.width < top && this.streak >= (this.shrunk ? 3 : 1)) {
       this.width = Math.min(top, this.width * 2);
       this.streak = 0;

@@ -2,11 +2,14 @@
  * The EVM scanner: `eth_getLogs` over the identity and reputation registries, one request per
  * block range for both contracts, with
  *  - ADAPTIVE ranges (./evm-range.ts): start at `initialRange`, narrow on "range too large" /
- *    response-size / "too many results" errors and on timeouts, grow again after a success that
+ *    response-size / "too many results" errors and on timeouts (an answer refused for a size
+ *    the node declared: straight to the share that fits), grow again after a success that
  *    returned few logs;
  *  - SILENT CAPS at any number: an answer that reaches the largest count seen is checked against
  *    its parts, and a one-block window that reaches it is read from the block's receipts
- *    (./log-caps.ts);
+ *    (./log-caps.ts); after a check that found the answer whole the next windows are narrower,
+ *    so that windows of a steady count are not all checked;
+ *  - the next window asked while the current one's batch is decoded and taken;
  *  - retries with backoff (./evm-rpc.ts), after which the chain fails for this pass;
  *  - block timestamps from the chain (./evm-block-times.ts), never the indexing time;
  *  - defensive decoding (./evm-decode.ts): a log that does not decode is skipped with a warning.
@@ -23,6 +26,7 @@ import {
   DEFAULT_EVM_SCAN_OPTIONS,
   emptyStats,
   RangeTooWide,
+  sizeHint,
   type EvmScanOptions,
   type EvmScanStats,
 } from './evm-range.js';
@@ -90,18 +94,22 @@ async function* scanRanges(
   filter: LogFilter = s.filter,
 ): AsyncGenerator<ScanBatch> {
   const reader = windowReader(s, filter);
+  const ask = (a: number, b: number): Promise<RawLog[]> => getLogs(s, a, b, b > a, filter);
+  /** The next window's answer, asked while the current one is decoded and handed on. */
+  let ahead: { from: number; to: number; answer: Promise<RawLog[]> } | null = null;
   let cur = from;
   while (cur <= to) {
     const end = Math.min(to, cur + range.width - 1);
+    const asked = ahead?.from === cur && ahead.to === end ? ahead.answer : null;
+    ahead = null;
     let logs: RawLog[];
     try {
-      logs = await getLogs(s, cur, end, end > cur, filter);
+      logs = await (asked ?? ask(cur, end));
     } catch (err) {
       if (!(err instanceof RangeTooWide)) throw err;
-      const next = range.shrink(end - cur + 1, rangeHint(err.original));
-      s.log.warn(
-        `[index] ${s.network}: ${describeError(err.original)}; range ${end - cur + 1} -> ${next} blocks`,
-      );
+      const span = end - cur + 1;
+      const next = range.shrink(span, sizeHint(err.original, cur, span) ?? rangeHint(err.original));
+      s.log.warn(`[index] ${s.network}: ${describeError(err.original)}; range ${span} -> ${next} blocks`);
       continue;
     }
     const answered = logs.length;
@@ -114,11 +122,22 @@ async function* scanRanges(
           `completed from narrower windows${end > cur ? `, range ${end - cur + 1} -> ${next} blocks` : ' and the block receipts'}`,
         { chain: s.network, from: cur, to: end, answered, complete: checked.logs.length, cap: s.caps.cap },
       );
+    } else if (checked.checked) {
+      // A whole answer that needed a check: the next windows hold fewer logs (./evm-range.ts).
+      range.trimAfterCheck(end - cur + 1, answered);
     }
     s.stats.widest = Math.max(s.stats.widest, end - cur + 1);
+    range.succeeded(answered);
+    // The next window is asked now (its range is known), so the node builds its answer while
+    // this one's block times are read and its batch is decoded and taken. Its failure surfaces
+    // when it is awaited; a consumer that stops leaves it unread.
+    if (end < to) {
+      const next = Math.min(to, end + range.width);
+      ahead = { from: end + 1, to: next, answer: ask(end + 1, next) };
+      ahead.answer.catch(() => undefined);
+    }
     yield await toBatch(s, cur, end, checked.logs);
     cur = end + 1;
-    range.succeeded(answered);
   }
 }
 
@@ -184,7 +203,13 @@ export function createEvmScanner(
     network,
     identity,
     reputation,
-    client: createPublicClient({ transport: http(chain.rpcUrl, { retryCount: 0, timeout: o.timeoutMs }) }),
+    client: createPublicClient({
+      transport: http(chain.rpcUrl, {
+        retryCount: 0,
+        timeout: o.timeoutMs,
+        maxResponseBodySize: o.maxResponseBytes,
+      }),
+    }),
     o,
     stats,
     log,
@@ -209,6 +234,7 @@ export function createEvmScanner(
       transport: http(chain.rpcUrl, {
         retryCount: 0,
         timeout: o.timeoutMs,
+        maxResponseBodySize: o.maxResponseBytes,
         batch: { batchSize: 10, wait: 0 },
       }),
     }),

@@ -99,7 +99,8 @@ function union<L extends RawLogLike>(...lists: L[][]): L[] {
 /**
  * The complete logs of the window from..to, given the node's answer for it: the answer itself
  * when it is below the largest count seen, else checked as the module comment says. `truncated`:
- * this window's answer was proven cut (the caller narrows its next windows).
+ * this window's answer was proven cut (the caller narrows its next windows); `checked`: it was
+ * asked again in parts (or its block read from the receipts), whatever the outcome.
  */
 export async function completeWindow<L extends RawLogLike>(
   g: CapGuard,
@@ -107,11 +108,11 @@ export async function completeWindow<L extends RawLogLike>(
   from: number,
   to: number,
   answer: L[],
-): Promise<{ logs: L[]; truncated: boolean }> {
+): Promise<{ logs: L[]; truncated: boolean; checked: boolean }> {
   const n = answer.length;
   if (!mustCheck(g, n)) {
     g.maxSeen = Math.max(g.maxSeen, n);
-    return { logs: answer, truncated: false };
+    return { logs: answer, truncated: false, checked: false };
   }
   g.maxSeen = Math.max(g.maxSeen, n);
   const blocks = answer.map((l) => num(l.blockNumber)).sort((a, b) => a - b);
@@ -120,7 +121,7 @@ export async function completeWindow<L extends RawLogLike>(
   let parts: L[][];
   if (!Number.isSafeInteger(lo) || !Number.isSafeInteger(hi) || lo < from || hi > to) {
     // A node that answers with logs outside the window (or without block numbers): ask halves.
-    if (from === to) return { logs: answer, truncated: false };
+    if (from === to) return { logs: answer, truncated: false, checked: false };
     const mid = from + Math.floor((to - from) / 2);
     parts = await Promise.all([part(g, r, from, mid), part(g, r, mid + 1, to)]);
   } else if (lo === hi) {
@@ -144,7 +145,7 @@ export async function completeWindow<L extends RawLogLike>(
     g.truncations++;
     g.cap = Math.min(g.cap ?? n, n);
   }
-  return { logs, truncated };
+  return { logs, truncated, checked: true };
 }
 
 /** A part of a checked window: asked, then itself completed by the same rule. */

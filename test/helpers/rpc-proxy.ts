@@ -175,7 +175,15 @@ function send(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
+  // With its length, as reth and most providers send it (a client may refuse a large answer unread).
+  const text = JSON.stringify(body);
+  res
+    .writeHead(status, {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(text)),
+      ...headers,
+    })
+    .end(text);
 }
 
 export async function startHostileRpc(
