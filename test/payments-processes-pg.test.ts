@@ -329,6 +329,9 @@ describe.skipIf(testDbKind !== 'postgres')('two serve processes on one PostgreSQ
       // The replay retries every second; the pool reconnects within it.
       expect(Date.now() - t0).toBeLessThan(10_000);
       expect((await claim())?.settlement_tx).toBe(receipt);
+      // The log line follows the commit through the child's stdout pipe: it may land a moment after.
+      const t1 = Date.now();
+      while (!e.out().includes('from the journal while running') && Date.now() - t1 < 5_000) await sleep(50);
       expect(e.out()).toContain('from the journal while running');
     } finally {
       proxy.restore();
