@@ -51,7 +51,8 @@ const AGENT_SQL = `
   WITH ag AS MATERIALIZED (
     SELECT network, agent_id, owner, minter, agent_uri, declared_type, registered_block, registered_tx, registered_at
       FROM agents WHERE network = $1 AND agent_id = $2),
-  rr AS MATERIALIZED (
+  -- read once (RATER_LIST): inlined, its rows go straight into the list, no tuplestore
+  rr AS NOT MATERIALIZED (
     SELECT ${RR_COLUMNS}
       FROM live_agent_rater ar ${RR_JOINS}
      WHERE ar.network = $1 AND ar.agent_id = $2),

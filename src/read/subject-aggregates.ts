@@ -79,7 +79,8 @@ const FACET_TOTALS = (from: string, where: string, owner: string) => `
  */
 const SUBJECT_SQL = (withDays: boolean) => `
   WITH own AS MATERIALIZED (SELECT network, agent_id, owner FROM agents WHERE owner = $1),
-  rr AS MATERIALIZED (
+  -- read once (RATER_LIST): inlined, its rows go straight into the list, no tuplestore
+  rr AS NOT MATERIALIZED (
     SELECT ${RR_COLUMNS}
       FROM own a
       JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
