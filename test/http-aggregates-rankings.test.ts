@@ -11,43 +11,25 @@ import { createApp } from '../src/doors/http/app.js';
 import { registerChains } from '../src/store/chain-state.js';
 import { issuerOrg } from '../src/read/stats.js';
 import { readLeaderboard } from '../src/read/leaderboard.js';
-import { round6, shrunkScore } from '../src/scoring/index.js';
+import { round6 } from '../src/scoring/index.js';
 import { halfUp6, micros } from './helpers/exact-reference.js';
 import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   byCodeUnit,
   checkIssuers,
+  expectedLeaderboard,
   expectedFacets,
   expectedPrior,
   expectedWallets,
   facetOrder,
   isEligible,
-  loadStored,
-  sortLeaderboard,
-  type StoredAgent,
-  type StoredRating,
 } from './helpers/agg-expect.js';
 
-import { BURN, HOSTILE, NOW, seed, W1, W2, W3, W5, W6 } from './helpers/agg-seed.js';
+import { BURN, HOSTILE, NOW, W1, W2, W3, W5, W6, useSeededApp } from './helpers/agg-seed.js';
 
 describe('free aggregate routes: rankings, stats, OpenAPI', () => {
-  let t: TestDatabase;
-  let app: ReturnType<typeof createApp>;
-  let stored: { ratings: StoredRating[]; agents: StoredAgent[] };
-  const config = loadConfig({});
-  const get = async (path: string) => {
-    const res = await app.request(path);
-    return { res, status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-  };
-
-  beforeAll(async () => {
-    t = await openTestDatabase();
-    await registerChains(t.db, config.chains);
-    await seed(t);
-    stored = await loadStored(t.db);
-    app = createApp({ config, db: t.db, now: () => NOW });
-  });
-  afterAll(() => t.close());
+  const s = useSeededApp();
+  const { get } = s;
 
   describe('GET /leaderboard', () => {
     it('ranks scored wallets by shrunk_score, distinct_raters, wallet; recomputable from the row', async () => {
@@ -60,33 +42,12 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
         paged_route: '/leaderboard/page',
         refreshed_at: NOW.toISOString(),
       });
-      const wallets = expectedWallets(stored);
+      const wallets = expectedWallets(s.stored);
       const scored = [...wallets.values()].filter((w) => w.final_score !== null);
       const prior = expectedPrior(scored.map((w) => w.final_score));
       expect(Math.abs(body.shrinkage.prior - prior!)).toBeLessThanOrEqual(1e-6);
       expect(body.shrinkage.prior).toBe(round6(body.shrinkage.prior));
-      const types = new Map<string, (string | null)[]>();
-      for (const a of stored.agents) {
-        if (!a.owner) continue;
-        const list = types.get(a.owner) ?? [];
-        if (a.declared_type !== null && !list.includes(a.declared_type)) list.push(a.declared_type);
-        types.set(a.owner, list);
-      }
-      const sortTypes = (xs: (string | null)[]) =>
-        [...xs].sort((a, b) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : byCodeUnit(a, b)));
-      const exp = sortLeaderboard(
-        scored.map((w) => ({
-          wallet: w.wallet,
-          final_score: w.final_score,
-          shrunk_score: shrunkScore(w.final_score, w.distinct_raters, body.shrinkage.prior),
-          distinct_raters: w.distinct_raters,
-          total_reviews: w.total_reviews,
-          chain_count: w.chain_count,
-          networks: w.networks,
-          declared_types: sortTypes(types.get(w.wallet) ?? []),
-        })),
-      ).map((r, i) => ({ rank: i + 1, ...r }));
-      expect(body.rows).toEqual(exp);
+      expect(body.rows).toEqual(expectedLeaderboard(s.stored, body.shrinkage.prior));
       // Recompute every position from the row alone, as a checker in exact decimals does:
       // shrunk = (n·f + k·p)/(n + k), rounded once to six decimals, half up. (This index holds a
       // tie: 63.7708335, served 63.770834; floating point gives 63.770833.)
@@ -138,7 +99,7 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
 
     it('any query parameter: 422 pointing at /leaderboard/page, never 402', async () => {
       for (const q of ['limit=10', 'offset=100', 'type=trading', 'x', 'b=1&a=2', 'page=2&page=3']) {
-        const res = await app.request(`/leaderboard?${q}`, { headers: { 'X-PAYMENT': 'abc' } });
+        const res = await s.app.request(`/leaderboard?${q}`, { headers: { 'X-PAYMENT': 'abc' } });
         expect(res.status, q).toBe(422);
         const body = (await res.json()) as {
           detail: { error: string; params: string[]; paged_route: string };
@@ -153,22 +114,22 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
     it('the read model pages the same ranking (for /leaderboard/page)', async () => {
       const { body } = await get('/leaderboard');
       for (let off = 0; off < body.rows.length; off += 1) {
-        const page = await readLeaderboard(t.db, { offset: off, limit: 2 });
+        const page = await readLeaderboard(s.t.db, { offset: off, limit: 2 });
         expect(page.rows).toEqual(body.rows.slice(off, off + 2));
       }
-      const trading = await readLeaderboard(t.db, { type: 'trading' });
+      const trading = await readLeaderboard(s.t.db, { type: 'trading' });
       expect(trading.rows.map((r) => r.wallet).sort()).toEqual([BURN, W1].sort());
-      const unknown = await readLeaderboard(t.db, { type: 'unknown' });
+      const unknown = await readLeaderboard(s.t.db, { type: 'unknown' });
       expect(unknown.rows.map((r) => r.wallet).sort()).toEqual([W1, W2, W5, W6].sort());
     });
   });
 
   describe('GET /stats/facets', () => {
     it('every raw tag1 with volume, mean, reach; in volume order on the wire', async () => {
-      const res = await app.request('/stats/facets');
+      const res = await s.app.request('/stats/facets');
       const text = await res.text();
       const body = JSON.parse(text) as Record<string, unknown>;
-      const ef = expectedFacets(stored.ratings, null);
+      const ef = expectedFacets(s.stored.ratings, null);
       const order = facetOrder(ef);
       // The object's keys in wire order (JSON.parse would move "5" first).
       const wireKeys = [...text.matchAll(/(?:^\{|\},)("(?:[^"\\]|\\.)*"):\{"count"/g)].map(
@@ -184,7 +145,7 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
 
     it('?network= narrows to one chain; unknown network 422', async () => {
       const { body } = await get('/stats/facets?network=polygon');
-      const ef = expectedFacets(stored.ratings, 'polygon');
+      const ef = expectedFacets(s.stored.ratings, 'polygon');
       expect(Object.keys(body).sort()).toEqual([...ef.keys()].sort());
       const bad = await get('/stats/facets?network=polygom');
       expect(bad.status).toBe(422);
@@ -199,8 +160,8 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
       expect(body.declared_type_verified).toBe(false);
       expect(body.note).toMatch(/never verified/);
       const undeclared = (t: string | null) => t === null || t === '' || t === 'unknown';
-      const total = stored.agents.length;
-      const unknown = stored.agents.filter((a) => undeclared(a.declared_type)).length;
+      const total = s.stored.agents.length;
+      const unknown = s.stored.agents.filter((a) => undeclared(a.declared_type)).length;
       expect(body.total_agents).toBe(total);
       expect(body.unknown_agents).toBe(unknown);
       expect(body.declared_agents).toBe(total - unknown);
@@ -210,15 +171,15 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
       expect(new Set(keys)).toEqual(
         new Set([
           'unknown',
-          ...stored.agents.filter((a) => !undeclared(a.declared_type)).map((a) => a.declared_type),
+          ...s.stored.agents.filter((a) => !undeclared(a.declared_type)).map((a) => a.declared_type),
         ]),
       );
       // Per type: agents, rated agents, eligible reviews and their mean.
       for (const key of keys) {
-        const agents = stored.agents.filter((a) =>
+        const agents = s.stored.agents.filter((a) =>
           key === 'unknown' ? undeclared(a.declared_type) : a.declared_type === key,
         );
-        const elig = stored.ratings.filter(
+        const elig = s.stored.ratings.filter(
           (r) => isEligible(r) && agents.some((a) => a.network === r.network && a.agent_id === r.agent_id),
         );
         const rated = agents.filter((a) =>
@@ -248,7 +209,7 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
       expect(body.advisory).toBe(true);
       expect(body.policy_version).toBe('equal-weight-per-chain@2');
       expect(typeof body.issuer_org_rule).toBe('string');
-      checkIssuers(body, stored, issuerOrg);
+      checkIssuers(body, s.stored, issuerOrg);
       const orgs = Object.fromEntries(
         body.issuers.map((i: { issuer_host: string; issuer_org: string }) => [i.issuer_host, i.issuer_org]),
       );
@@ -279,7 +240,7 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
         declared_type_verified: false,
         ordering: 'alphabetical',
       });
-      const declared = stored.agents.filter(
+      const declared = s.stored.agents.filter(
         (a) => a.declared_type !== null && a.declared_type !== '' && a.declared_type !== 'unknown',
       );
       const names = [...new Set(declared.map((a) => a.declared_type as string))].sort(byCodeUnit);
@@ -292,15 +253,15 @@ describe('free aggregate routes: rankings, stats, OpenAPI', () => {
       });
       expect(body.coverage).toEqual({
         categorized_agents: declared.length,
-        total_agents: stored.agents.length,
-        share: round6(declared.length / stored.agents.length),
+        total_agents: s.stored.agents.length,
+        share: round6(declared.length / s.stored.agents.length),
       });
     });
   });
 
   describe('OpenAPI', () => {
     it('declares every route with its parameters and bounds', () => {
-      const doc = app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '2.0.0' } });
+      const doc = s.app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 't', version: '2.0.0' } });
       for (const p of [
         '/chains',
         '/chains/{network}',

@@ -6,12 +6,9 @@
  * and an integer-like tag1, an orphan and an undated rating), then `refreshAggregates`. Expected
  * numbers are recomputed from the stored rows with the pure scoring functions.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/doors/http/app.js';
-import { registerChains } from '../src/store/chain-state.js';
 import { shrunkScore } from '../src/scoring/index.js';
-import { openTestDatabase, type TestDatabase } from './helpers/db.js';
 import {
   checkFeed,
   expectedFacets,
@@ -20,32 +17,14 @@ import {
   expectedWallets,
   facetOrder,
   isEligible,
-  loadStored,
   sortLeaderboard,
-  type StoredAgent,
-  type StoredRating,
 } from './helpers/agg-expect.js';
 
-import { BURN, HOSTILE, NOW, seed, W1, W2, W3 } from './helpers/agg-seed.js';
+import { BURN, HOSTILE, NOW, W1, W2, W3, useSeededApp } from './helpers/agg-seed.js';
 
 describe('free aggregate routes', () => {
-  let t: TestDatabase;
-  let app: ReturnType<typeof createApp>;
-  let stored: { ratings: StoredRating[]; agents: StoredAgent[] };
-  const config = loadConfig({});
-  const get = async (path: string) => {
-    const res = await app.request(path);
-    return { res, status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
-  };
-
-  beforeAll(async () => {
-    t = await openTestDatabase();
-    await registerChains(t.db, config.chains);
-    await seed(t);
-    stored = await loadStored(t.db);
-    app = createApp({ config, db: t.db, now: () => NOW });
-  });
-  afterAll(() => t.close());
+  const s = useSeededApp();
+  const { config, get } = s;
 
   describe('headers and the /v1 alias', () => {
     const paths = [
@@ -60,7 +39,7 @@ describe('free aggregate routes', () => {
     ];
     for (const p of paths) {
       it(`${p}: 200, Api-Version, RateLimit-Policy, Cache-Control, same body under /v1`, async () => {
-        const [a, b] = await Promise.all([app.request(p), app.request(`/v1${p}`)]);
+        const [a, b] = await Promise.all([s.app.request(p), s.app.request(`/v1${p}`)]);
         expect(a.status).toBe(200);
         expect(b.status).toBe(200);
         for (const r of [a, b]) {
@@ -75,7 +54,7 @@ describe('free aggregate routes', () => {
 
     it('errors carry the headers too, and are the same under /v1', async () => {
       for (const p of ['/chains/nope', '/feed?network=nope', '/feed?limit=0', '/leaderboard?offset=100']) {
-        const [a, b] = await Promise.all([app.request(p), app.request(`/v1${p}`)]);
+        const [a, b] = await Promise.all([s.app.request(p), s.app.request(`/v1${p}`)]);
         expect(b.status).toBe(a.status);
         expect(await b.json()).toEqual(await a.json());
         expect(a.headers.get('api-version')).toBe('2.0.0');
@@ -116,13 +95,13 @@ describe('free aggregate routes', () => {
       });
     });
 
-    it('counts, classes and means match the stored rows', async () => {
+    it('counts, classes and means match the s.stored rows', async () => {
       const { body } = await get('/chains');
       for (const row of body) {
-        const rs = stored.ratings.filter((r) => r.network === row.network);
+        const rs = s.stored.ratings.filter((r) => r.network === row.network);
         const owned = rs.filter((r) => r.owner !== null);
         const elig = owned.filter(isEligible);
-        const agents = stored.agents.filter((a) => a.network === row.network);
+        const agents = s.stored.agents.filter((a) => a.network === row.network);
         expect(row.agents).toBe(agents.length);
         expect(row.owners).toBe(new Set(agents.filter((a) => a.owner).map((a) => a.owner)).size);
         expect(row.ratings).toBe(rs.length);
@@ -157,7 +136,7 @@ describe('free aggregate routes', () => {
       const { body } = await get('/chains');
       const op = body.find((c: { network: string }) => c.network === 'optimism');
       expect(op.stale_hours).toBe(216);
-      const later = createApp({ config, db: t.db, now: () => new Date(NOW.getTime() + 24 * 3_600_000) });
+      const later = createApp({ config, db: s.t.db, now: () => new Date(NOW.getTime() + 24 * 3_600_000) });
       const res = await later.request('/chains');
       const op2 = ((await res.json()) as { network: string; stale_hours: number }[]).find(
         (c) => c.network === 'optimism',
@@ -191,7 +170,7 @@ describe('free aggregate routes', () => {
       expect(body.stats).toEqual(chains.body.find((c: { network: string }) => c.network === 'base'));
 
       // Top: recompute the chain's own scores and prior.
-      const wallets = expectedWallets(stored);
+      const wallets = expectedWallets(s.stored);
       const onChain = [...wallets.values()]
         .map((w) => ({ wallet: w.wallet, pc: w.per_chain.get('base') }))
         .filter((x) => x.pc && x.pc.final_score !== null);
@@ -233,7 +212,7 @@ describe('free aggregate routes', () => {
       expect(body.top.find((r: { wallet: string }) => r.wallet === BURN)).toBeDefined();
 
       // Facets of this chain only.
-      const ef = expectedFacets(stored.ratings, 'base');
+      const ef = expectedFacets(s.stored.ratings, 'base');
       expect(body.facets.map((f: { facet: string }) => f.facet)).toEqual(facetOrder(ef));
       for (const f of body.facets) expect(f).toEqual({ facet: f.facet, ...ef.get(f.facet) });
 
@@ -252,7 +231,7 @@ describe('free aggregate routes', () => {
         '2026-10-10',
       ]);
       for (const d of body.activity) {
-        const rs = stored.ratings.filter(
+        const rs = s.stored.ratings.filter(
           (r) => r.network === 'base' && r.block_time && r.block_time.toISOString().slice(0, 10) === d.day,
         );
         expect(d).toEqual({ day: d.day, ratings: rs.length, raters: new Set(rs.map((r) => r.rater)).size });
@@ -325,8 +304,8 @@ describe('free aggregate routes', () => {
   describe('GET /feed', () => {
     it('newest first by block time, undated left out, every field', async () => {
       const { body } = await get('/feed?limit=200');
-      checkFeed(body, stored, null, 200);
-      expect(body).toHaveLength(stored.ratings.length - 1);
+      checkFeed(body, s.stored, null, 200);
+      expect(body).toHaveLength(s.stored.ratings.length - 1);
       for (const row of body) expect(typeof row.agent_id).toBe('string');
       const zero = body.find(
         (r: { network: string; agent_id: string }) => r.network === 'base' && r.agent_id === '2',
@@ -342,13 +321,13 @@ describe('free aggregate routes', () => {
 
     it('defaults to 50, honours limit and network (any case)', async () => {
       const all = await get('/feed');
-      expect(all.body.length).toBe(Math.min(50, stored.ratings.length - 1));
+      expect(all.body.length).toBe(Math.min(50, s.stored.ratings.length - 1));
       const two = await get('/feed?limit=2');
       expect(two.body).toEqual(all.body.slice(0, 2));
       const op = await get('/feed?network=OPTIMISM');
       expect(op.status).toBe(200);
       expect(op.body.map((r: { tx_hash: string }) => r.tx_hash)).toEqual(
-        expectedFeed(stored.ratings, 'optimism', 50).map((r) => r.tx_hash),
+        expectedFeed(s.stored.ratings, 'optimism', 50).map((r) => r.tx_hash),
       );
       expect(op.body.every((r: { network: string }) => r.network === 'optimism')).toBe(true);
       // Same block time on one chain: block number then log index decide.

@@ -5,8 +5,13 @@
  * out-of-domain values, a burn-address owner, a hostile and an integer-like tag1, an orphan and an
  * undated rating), then `refreshAggregates`.
  */
+import { afterAll, beforeAll } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createApp } from '../../src/doors/http/app.js';
 import { refreshAggregates } from '../../src/store/aggregates-refresh.js';
-import type { TestDatabase } from './db.js';
+import { registerChains } from '../../src/store/chain-state.js';
+import { loadStored, type StoredAgent, type StoredRating } from './agg-expect.js';
+import { openTestDatabase, type TestDatabase } from './db.js';
 
 export const NOW = new Date('2026-10-10T12:00:00Z');
 export const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -244,4 +249,35 @@ export async function seed(t: TestDatabase) {
             last_success_at = '2026-10-01T12:00:00Z' WHERE network = 'optimism'`,
   );
   await refreshAggregates(db, () => NOW);
+}
+
+/** The seeded index served by the app, as a describe block of the free routes' tests uses it. */
+export interface SeededApp {
+  config: Config;
+  t: TestDatabase;
+  app: ReturnType<typeof createApp>;
+  /** The stored rows the expected numbers are recomputed from. */
+  stored: { ratings: StoredRating[]; agents: StoredAgent[] };
+  get(path: string): Promise<{ res: Response; status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/**
+ * Registers the hooks of a describe block: a fresh test database with the chains registered, this
+ * history seeded and refreshed, its stored rows loaded and the app serving it at NOW; closed after.
+ */
+export function useSeededApp(): SeededApp {
+  const s = { config: loadConfig({}) } as SeededApp;
+  s.get = async (path: string) => {
+    const res = await s.app.request(path);
+    return { res, status: res.status, body: await res.json() };
+  };
+  beforeAll(async () => {
+    s.t = await openTestDatabase();
+    await registerChains(s.t.db, s.config.chains);
+    await seed(s.t);
+    s.stored = await loadStored(s.t.db);
+    s.app = createApp({ config: s.config, db: s.t.db, now: () => NOW });
+  });
+  afterAll(() => s.t.close());
+  return s;
 }
