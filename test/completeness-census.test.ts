@@ -37,7 +37,13 @@ import {
   type ChainTarget,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
-import { startHostileRpc, type HostileRpc, type ProxyMode, type ProxyOptions } from './helpers/rpc-proxy.js';
+import {
+  startHostileRpc,
+  withHostileRpc,
+  type HostileRpc,
+  type ProxyMode,
+  type ProxyOptions,
+} from './helpers/rpc-proxy.js';
 
 let chain: LocalChain;
 let t: TestDatabase;
@@ -80,18 +86,8 @@ async function play(c: LocalChain): Promise<void> {
   await revokeFeedback(c.reg, k[7]!, 3, 1);
 }
 
-async function through<T>(
-  mode: ProxyMode,
-  fn: (p: HostileRpc) => Promise<T>,
-  o: ProxyOptions = {},
-): Promise<T> {
-  const p = await startHostileRpc(chain.node.rpcUrl, mode, o);
-  try {
-    return await fn(p);
-  } finally {
-    await p.close();
-  }
-}
+const through = <T>(mode: ProxyMode, fn: (p: HostileRpc) => Promise<T>, o: ProxyOptions = {}): Promise<T> =>
+  withHostileRpc(chain.node.rpcUrl, mode, fn, o);
 
 async function pass(
   targets: ChainTarget[],

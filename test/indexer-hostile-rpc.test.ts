@@ -35,7 +35,7 @@ import {
   type ChainTarget,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
-import { PROVIDER_STYLES, startHostileRpc, type HostileRpc, type ProxyMode } from './helpers/rpc-proxy.js';
+import { PROVIDER_STYLES, withHostileRpc, type HostileRpc, type ProxyMode } from './helpers/rpc-proxy.js';
 
 let chain: LocalChain;
 let t: TestDatabase;
@@ -76,14 +76,8 @@ async function scanAll(url: string, opts: Partial<EvmScanOptions> = {}) {
   return { events, stats: scanner.stats };
 }
 
-async function through<T>(mode: ProxyMode, fn: (p: HostileRpc) => Promise<T>): Promise<T> {
-  const p = await startHostileRpc(chain.node.rpcUrl, mode);
-  try {
-    return await fn(p);
-  } finally {
-    await p.close();
-  }
-}
+const through = <T>(mode: ProxyMode, fn: (p: HostileRpc) => Promise<T>): Promise<T> =>
+  withHostileRpc(chain.node.rpcUrl, mode, fn);
 
 async function pass(targets: ChainTarget[], over: Parameters<typeof configFor>[1] = {}) {
   const log = quietLogger();

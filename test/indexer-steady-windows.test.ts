@@ -19,7 +19,7 @@ import {
   target,
   type LocalChain,
 } from './helpers/indexer-fixtures.js';
-import { startHostileRpc, type HostileRpc, type ProxyMode } from './helpers/rpc-proxy.js';
+import { startHostileRpc, withHostileRpc, type HostileRpc, type ProxyMode } from './helpers/rpc-proxy.js';
 
 const BLOCKS = 24;
 const PER_BLOCK = 4;
@@ -46,14 +46,8 @@ async function scan(url: string, opts: Partial<EvmScanOptions> = STEADY) {
   return { events, widths, stats: scanner.stats };
 }
 
-async function through<T>(mode: ProxyMode, fn: (p: HostileRpc) => Promise<T>): Promise<T> {
-  const p = await startHostileRpc(chain.node.rpcUrl, mode);
-  try {
-    return await fn(p);
-  } finally {
-    await p.close();
-  }
-}
+const through = <T>(mode: ProxyMode, fn: (p: HostileRpc) => Promise<T>): Promise<T> =>
+  withHostileRpc(chain.node.rpcUrl, mode, fn);
 
 beforeAll(async () => {
   chain = await startLocalChain('base', 8453);

@@ -423,3 +423,18 @@ export async function startHostileRpc(
       }),
   };
 }
+
+/** Runs `fn` with a hostile proxy in front of `upstream`; the proxy is closed afterwards, whatever happens. */
+export async function withHostileRpc<T>(
+  upstream: string,
+  mode: ProxyMode,
+  fn: (p: HostileRpc) => Promise<T>,
+  opts: ProxyOptions = {},
+): Promise<T> {
+  const p = await startHostileRpc(upstream, mode, opts);
+  try {
+    return await fn(p);
+  } finally {
+    await p.close();
+  }
+}
