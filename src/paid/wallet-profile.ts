@@ -37,8 +37,12 @@ interface WalletProfileInput {
   snapshot: boolean;
 }
 
-function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectContext {
+function contextOf(
+  inputs: SubjectInputs | SubjectAggregateInputs,
+  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+): SubjectContext {
   return {
+    onVoiceWeights,
     prior: round6(inputs.prior),
     chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
     raterSubjectCounts: inputs.raterSubjectCounts,
@@ -53,15 +57,24 @@ function contextOf(inputs: SubjectInputs | SubjectAggregateInputs): SubjectConte
  * The scored composition of a subject (shared by the wallet routes): from the maintained
  * aggregates (what the routes serve, O(distinct raters)) or from raw rows (the reference).
  */
-export function scoreFromInputs(inputs: SubjectInputs | SubjectAggregateInputs): SubjectScore {
-  if ('aggregates' in inputs)
-    return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, contextOf(inputs));
-  return scoreSubject(inputs.wallet, inputs.ratings, contextOf(inputs));
+export function scoreFromInputs(
+  inputs: SubjectInputs | SubjectAggregateInputs,
+  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+): SubjectScore {
+  const context = contextOf(inputs, onVoiceWeights);
+  if ('aggregates' in inputs) return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, context);
+  return scoreSubject(inputs.wallet, inputs.ratings, context);
 }
 
-/** The served body of the wallet profile (without the snapshot block). */
-export function walletProfileBody(inputs: SubjectInputs | SubjectAggregateInputs): Record<string, unknown> {
-  const s = scoreFromInputs(inputs);
+/**
+ * The served body of the wallet profile (without the snapshot block). `onVoiceWeights` receives
+ * the voices the weighted score was weighed from (one per distinct voting rater).
+ */
+export function walletProfileBody(
+  inputs: SubjectInputs | SubjectAggregateInputs,
+  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+): Record<string, unknown> {
+  const s = scoreFromInputs(inputs, onVoiceWeights);
   return {
     ...s,
     first_rating_at: s.activity.first_rating_at,
@@ -111,12 +124,18 @@ async function run(
   // One statement: the score's inputs and, beside them, the evidence counts (documents that match
   // their commitment, verified payments), which move no score and are not part of inputs_digest.
   const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
+  // The voting raters are the voices the score already weighed (the same set as `votingRaters`,
+  // sorted): taken from there instead of a second pass over thousands of (agent, rater) rows.
+  const weighed: { voters?: string[] } = {};
+  const scored = walletProfileBody(inputs, (weights) => {
+    weighed.voters = weights.map((w) => w.rater);
+  });
   const body: Record<string, unknown> = {
-    ...walletProfileBody(inputs),
+    ...scored,
     evidence: { ...inputs.evidence, moves_score: false },
     // What weighted_score was weighed by: counts over the wallet's raters (docs/API.md).
     rater_evidence: raterEvidenceCounts(
-      votingRaters(inputs.wallet, inputs.aggregates.raters),
+      weighed.voters ?? votingRaters(inputs.wallet, inputs.aggregates.raters),
       inputs.raterFacts,
       inputs.evidenceComputedAt,
     ),

@@ -107,6 +107,10 @@ export function parseRaterList(
   // thousands of raters are common.
   let at = 0;
   const end = v.length;
+  // The rows of one agent come together and repeat its network and agent id: the previous row's
+  // strings are reused when they match (no new string, and a Map keyed by them hashes once).
+  let network = '';
+  let agentId = '';
   while (at <= end) {
     const semi = v.indexOf(';', at);
     const rowEnd = semi === -1 ? end : semi;
@@ -124,9 +128,11 @@ export function parseRaterList(
       throw new Error('malformed rater row from the database: too many fields');
     const liveCount = countAt(v, c2 + 1, c3);
     const rater = v.slice(c1 + 1, c2);
+    if (c0 - at !== network.length || !v.startsWith(network, at)) network = v.slice(at, c0);
+    if (c1 - c0 - 1 !== agentId.length || !v.startsWith(agentId, c0 + 1)) agentId = v.slice(c0 + 1, c1);
     raters.push({
-      network: v.slice(at, c0),
-      agentId: v.slice(c0 + 1, c1),
+      network,
+      agentId,
       rater,
       liveCount,
       liveSum: v.slice(c3 + 1, c4),

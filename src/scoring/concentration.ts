@@ -47,15 +47,16 @@ export function concentrationFromNormalizedCounts(perRater: ReadonlyMap<string, 
   let distinct = 0;
   let top: string | null = null;
   let topN = 0;
-  for (const [rater, n] of perRater) {
-    if (n <= 0) continue;
+  // forEach: no [key, value] pair per entry (a subject has thousands of raters)
+  perRater.forEach((n, rater) => {
+    if (n <= 0) return;
     total += n;
     distinct += 1;
     if (top === null || n > topN || (n === topN && rater < top)) {
       top = rater;
       topN = n;
     }
-  }
+  });
   return {
     distinct_raters: distinct,
     top_client: top,

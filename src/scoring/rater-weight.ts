@@ -43,9 +43,12 @@ export const NO_EVIDENCE: Readonly<VoiceEvidence> = Object.freeze({
   reciprocal: false,
 });
 
-/** Each rater's evidence by its (normalized) address; a `ReadonlyMap` is one. */
+/**
+ * Each rater's evidence by its (normalized) address; a `ReadonlyMap` is one. The weight reads the
+ * answer's fields before it asks again, so a lookup may hand out one object it refills per call.
+ */
 export interface RaterEvidenceLookup {
-  get(rater: string): VoiceEvidence | undefined;
+  get(rater: string): Readonly<VoiceEvidence> | undefined;
 }
 
 /** Where the lookup of a rater's first rating transaction stands (`null`: no row yet). */
@@ -79,27 +82,24 @@ export function accountNonce(
   return f.txFrom === f.rater || f.txFrom.toLowerCase() === f.rater.toLowerCase() ? f.txNonce : null;
 }
 
-/** What the weight reads of a rater's stored facts. */
-export function voiceEvidenceOf(f: RaterFacts): VoiceEvidence {
-  return {
-    nonce: accountNonce(f),
-    independentSubjects: f.independentSubjects,
-    graphTrust: f.graphTrust,
-    cohortId: f.cohortId,
-    paidMicroUsd: f.paidMicroUsd,
-    reciprocal: f.reciprocal,
-  };
-}
-
 /**
- * The weight's lookup from the stored facts of a subject's raters: each rater's evidence made when
- * the weight asks for it (once per voice), not a copy of every rater's facts up front.
+ * The weight's lookup from the stored facts of a subject's raters: each rater's evidence read when
+ * the weight asks for it (once per voice), not a copy of every rater's facts up front, into ONE
+ * object refilled per call (a subject has thousands of voices; see `RaterEvidenceLookup`).
  */
 export function evidenceLookup(facts: ReadonlyMap<string, RaterFacts>): RaterEvidenceLookup {
+  const ev: VoiceEvidence = { ...NO_EVIDENCE };
   return {
-    get(rater: string): VoiceEvidence | undefined {
+    get(rater: string): Readonly<VoiceEvidence> | undefined {
       const f = facts.get(rater);
-      return f === undefined ? undefined : voiceEvidenceOf(f);
+      if (f === undefined) return undefined;
+      ev.nonce = accountNonce(f);
+      ev.independentSubjects = f.independentSubjects;
+      ev.graphTrust = f.graphTrust;
+      ev.cohortId = f.cohortId;
+      ev.paidMicroUsd = f.paidMicroUsd;
+      ev.reciprocal = f.reciprocal;
+      return ev;
     },
   };
 }
@@ -216,18 +216,21 @@ export function voiceWeights(
   // A cohort is one voice: its members share it, proven members apart from unproven ones (which
   // the unproven bound holds anyway), so wallets with nothing to show cannot thin a proven voice
   // out by joining its window.
-  const keys = out.map((v, i) => {
-    const c = cohorts[i]!;
-    return c === null ? null : `${v.proven ? 'p' : 'u'}\u0000${c}`;
-  });
-  const members = new Map<string, number>();
-  for (const k of keys) if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
-  out.forEach((v, i) => {
-    const k = keys[i]!;
-    const m = k === null ? 1 : members.get(k)!;
-    v.cohort_members = m;
-    v.weight /= m;
-  });
+  // (Nothing to share when no voice has a cohort: every voice keeps cohort_members 1.)
+  if (cohorts.some((c) => c !== null)) {
+    const keys = out.map((v, i) => {
+      const c = cohorts[i]!;
+      return c === null ? null : `${v.proven ? 'p' : 'u'}\u0000${c}`;
+    });
+    const members = new Map<string, number>();
+    for (const k of keys) if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
+    out.forEach((v, i) => {
+      const k = keys[i]!;
+      const m = k === null ? 1 : members.get(k)!;
+      v.cohort_members = m;
+      v.weight /= m;
+    });
+  }
   // Unproven voices together weigh at most `unprovenShare` of the proven weight (when there is any).
   let proven = 0;
   let unproven = 0;
