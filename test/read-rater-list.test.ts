@@ -2,7 +2,7 @@
  * The paid statements' packed rater list (src/read/aggregate-rows.ts `RATER_LIST`) and the facts
  * text of a rater (src/read/raters.ts `encodeFacts`), read back by the hand-rolled scanners
  * `parseRaterList` and `factsOf`: equal to a plain split-based reading on any well-formed list, and
- * refusing a row with a field too few or too many.
+ * refusing a row with a field too few or too many, an agent outside the list or counts not three.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -49,38 +49,51 @@ const row = fc
 
 type Row = typeof row extends fc.Arbitrary<infer T> ? T : never;
 
-const fieldsOf = (r: Row) => [
-  r.network,
-  r.agentId,
-  r.rater,
-  String(r.liveCount),
-  r.liveSum,
-  String(r.liveUndated),
-  String(r.revokedCount),
-  String(r.oodCount),
-  r.subjects,
-  r.factsText,
-];
-const packed = (rows: Row[]) => rows.map((r) => fieldsOf(r).join(',')).join(';');
+/** The statement's agent list of some rows: each distinct (network, agent id), first seen first. */
+function agentsOf(rows: Row[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const r of rows)
+    if (!out.some(([n, a]) => n === r.network && a === r.agentId)) out.push([r.network, r.agentId]);
+  return out;
+}
 
-/** The reading the scanner must equal: split on ';' then ',' and Number() each count. */
+/** One row's fields as RATER_LIST writes them (k: the row's agent's 1-based position in `agents`). */
+function fieldsOf(r: Row, agents: [string, string][]): string[] {
+  const k = agents.findIndex(([n, a]) => n === r.network && a === r.agentId) + 1;
+  const rest = [r.liveUndated, r.revokedCount, r.oodCount].map(String);
+  return [
+    String(k),
+    r.rater,
+    String(r.liveCount),
+    r.liveSum,
+    rest.every((c) => c === '0') ? '' : rest.join('/'),
+    r.subjects,
+    r.factsText,
+  ];
+}
+const packed = (rows: Row[]) => rows.map((r) => fieldsOf(r, agentsOf(rows)).join(',')).join(';');
+
+/** The reading the scanner must equal: split on ';', ',' and '/', and Number() each count. */
 function reference(rows: Row[], owner: string) {
+  const agents = agentsOf(rows);
   const weights = new Map<string, number>();
   const facts = new Map<string, ReturnType<typeof factsOf>>();
   const raters = rows.map((r) => {
-    const f = fieldsOf(r);
-    const liveCount = Number(f[3]);
-    if (liveCount > 0 && r.rater !== owner && f[8] !== '') weights.set(r.rater, Number(f[8]));
-    if (f[9] !== '' && !facts.has(r.rater)) facts.set(r.rater, factsOf(r.rater, f[9]!));
+    const f = fieldsOf(r, agents);
+    const [network, agentId] = agents[Number(f[0]) - 1]!;
+    const liveCount = Number(f[2]);
+    const rest = f[4] === '' ? ['0', '0', '0'] : f[4]!.split('/');
+    if (liveCount > 0 && r.rater !== owner && f[5] !== '') weights.set(r.rater, Number(f[5]));
+    if (f[6] !== '' && !facts.has(r.rater)) facts.set(r.rater, factsOf(r.rater, f[6]!));
     return {
-      network: f[0],
-      agentId: f[1],
-      rater: f[2],
+      network,
+      agentId,
+      rater: f[1],
       liveCount,
-      liveSum: f[4],
-      liveUndated: Number(f[5]),
-      revokedCount: Number(f[6]),
-      oodCount: Number(f[7]),
+      liveSum: f[3],
+      liveUndated: Number(rest[0]),
+      revokedCount: Number(rest[1]),
+      oodCount: Number(rest[2]),
     };
   });
   return { raters, weights, facts };
@@ -91,7 +104,7 @@ describe('parseRaterList', () => {
     fc.assert(
       fc.property(fc.array(row, { minLength: 1, maxLength: 30 }), fc.boolean(), (rows, ownerIsRater) => {
         const owner = ownerIsRater ? rows[0]!.rater : '0x' + 'f'.repeat(40);
-        expect(parseRaterList(packed(rows), owner)).toEqual(reference(rows, owner));
+        expect(parseRaterList(packed(rows), owner, agentsOf(rows))).toEqual(reference(rows, owner));
       }),
       { numRuns: 300 },
     );
@@ -104,11 +117,36 @@ describe('parseRaterList', () => {
         fc.nat(),
         fc.boolean(),
         (rows, at, fewer) => {
+          const agents = agentsOf(rows);
           const i = at % rows.length;
-          const texts = rows.map((r) => fieldsOf(r).join(','));
-          const f = fieldsOf(rows[i]!);
-          texts[i] = (fewer ? f.slice(0, 9) : [...f, 'x']).join(',');
-          expect(() => parseRaterList(texts.join(';'), '')).toThrow(/malformed rater row/);
+          const texts = rows.map((r) => fieldsOf(r, agents).join(','));
+          const f = fieldsOf(rows[i]!, agents);
+          texts[i] = (fewer ? f.slice(0, 6) : [...f, 'x']).join(',');
+          expect(() => parseRaterList(texts.join(';'), '', agents)).toThrow(/malformed rater row/);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses a row whose agent is not in the list, or whose counts are not three', () => {
+    fc.assert(
+      fc.property(
+        fc.array(row, { minLength: 1, maxLength: 8 }),
+        fc.nat(),
+        fc.nat({ max: 3 }),
+        (rows, at, how) => {
+          const agents = agentsOf(rows);
+          const i = at % rows.length;
+          const texts = rows.map((r) => fieldsOf(r, agents));
+          const f = texts[i]!;
+          if (how === 0) f[0] = String(agents.length + 1);
+          else if (how === 1) f[0] = '0';
+          else if (how === 2) f[4] = '1/2';
+          else f[4] = '1/2/3/4';
+          expect(() => parseRaterList(texts.map((t) => t.join(',')).join(';'), '', agents)).toThrow(
+            /malformed rater row/,
+          );
         },
       ),
       { numRuns: 200 },
@@ -117,7 +155,7 @@ describe('parseRaterList', () => {
 
   it('reads nothing from an empty or absent list', () => {
     for (const v of ['', null, undefined, 42]) {
-      const out = parseRaterList(v, '');
+      const out = parseRaterList(v, '', [['base', '1']]);
       expect(out.raters).toEqual([]);
       expect(out.weights.size).toBe(0);
       expect(out.facts.size).toBe(0);

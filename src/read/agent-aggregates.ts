@@ -53,7 +53,7 @@ const AGENT_SQL = `
       FROM agents WHERE network = $1 AND agent_id = $2),
   -- read once (RATER_LIST): inlined, its rows go straight into the list, no tuplestore
   rr AS NOT MATERIALIZED (
-    SELECT ${RR_COLUMNS}
+    SELECT ${RR_COLUMNS('1')}
       FROM live_agent_rater ar ${RR_JOINS}
      WHERE ar.network = $1 AND ar.agent_id = $2),
   span AS (${SPAN_SQL('(SELECT $1::text AS network, $2::text AS agent_id, (SELECT owner FROM ag) AS owner) a')})
@@ -81,7 +81,7 @@ export async function readAgentDetailInputs(
   });
   const found = row.found === true;
   const owner = found ? ((row.owner as string | null) ?? null) : null;
-  const { raters, weights, facts } = parseRaterList(row.raters, owner ?? '');
+  const { raters, weights, facts } = parseRaterList(row.raters, owner ?? '', [[network, agentId]]);
   let total = 0;
   for (const r of raters) total += r.liveCount + r.revokedCount + r.oodCount;
   const g = globalsOf(row);

@@ -10,9 +10,12 @@ import type { AgentRaterAggregate, FacetAggregate, RaterFacts } from '../scoring
 
 /**
  * The (agent, rater) rows of a subject's or an agent's answer (the `rr` of SUBJECT_SQL and
- * AGENT_SQL), in the order RATER_LIST joins them and parseRaterList reads them.
+ * AGENT_SQL), in the order RATER_LIST joins them and parseRaterList reads them. `k` is an SQL
+ * expression for the row's agent: its 1-based position in the statement's list of agents.
  */
-export const RR_COLUMNS = `ar.network, ar.agent_id, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
+export const RR_COLUMNS = (
+  k: string,
+) => `${k} AS k, ar.rater, ar.live_count, trim_scale(ar.live_sum)::text AS live_sum,
            ar.live_undated, ar.revoked_count, ar.ood_count, lr.subjects,
            coalesce(lr.facts, (SELECT re.facts FROM rater_evidence re WHERE re.rater = ar.rater)) AS facts`;
 /**
@@ -58,17 +61,23 @@ export const ELIGIBLE_PROBE = `r.block_time IS NOT NULL AND NOT r.revoked AND r.
   AND r.rater <> coalesce(a.owner, '')`;
 
 /**
- * The (agent, rater) rows of \`rr\` as ONE text value: rows joined by ';', fields by ',' (network,
- * agent_id, rater, live_count, live_sum, live_undated, revoked_count, ood_count, subjects ('' when
- * NULL)). Building this costs a third of json_agg(json_build_array(…)) per row, and the answer of a
- * subject with thousands of raters is mostly this list. Safe as text: networks are configuration
- * keys, agent ids decimal integers or base58 keys, raters hex or base58 addresses, the rest numbers;
- * none holds ',' or ';' (\`parseRaterList\` checks the field count anyway). Sums travel with their
- * trailing zeros trimmed (\`trim_scale\`: the same value, fewer digits), which lets most per-rater
- * means skip bigint arithmetic (\`meanOfSum\`'s exact fast path).
+ * The (agent, rater) rows of `rr` as ONE text value: rows joined by ';', fields by ',':
+ *   k (the row's agent: its 1-based position in the statement's agent list), rater, live_count,
+ *   live_sum, rest ('' when live_undated, revoked_count and ood_count are all 0, else the three
+ *   joined by '/'), subjects ('' when NULL), facts ('' when none).
+ * Building this costs a third of json_agg(json_build_array(…)) per row, and the answer of a subject
+ * with thousands of raters is mostly this list: the agent travels as its position, not as its
+ * network and id on every row, and the three counts that are almost always 0 as one empty field
+ * (15 % fewer bytes and output calls than the ten-field rows before). Safe as text: raters are hex
+ * or base58 addresses, the rest numbers, facts `encodeFacts` text; none holds ',' or ';'
+ * (`parseRaterList` checks the field count anyway). Sums travel with their trailing zeros trimmed
+ * (`trim_scale`: the same value, fewer digits), which lets most per-rater means skip bigint
+ * arithmetic (`meanOfSum`'s exact fast path).
  */
-export const RATER_LIST = `(SELECT string_agg(concat_ws(',', network, agent_id, rater, live_count, live_sum, live_undated,
-                                    revoked_count, ood_count, coalesce(subjects::text, ''), coalesce(facts, '')), ';') FROM rr)`;
+export const RATER_LIST = `(SELECT string_agg(concat_ws(',', k, rater, live_count, live_sum,
+           CASE WHEN live_undated = 0 AND revoked_count = 0 AND ood_count = 0 THEN ''
+                ELSE concat_ws('/', live_undated, revoked_count, ood_count) END,
+           coalesce(subjects::text, ''), coalesce(facts, '')), ';') FROM rr)`;
 
 /** The index-wide inputs of every scored answer (refresh meta prior, chain priors, facet means). */
 export const GLOBAL_COLUMNS = `(SELECT value FROM agg_meta WHERE meta_key = 'refresh') AS meta,
@@ -93,11 +102,13 @@ export const numOrNull = (v: unknown): number | null => (v === null || v === und
 /**
  * The (agent, rater) rows of a RATER_LIST value, s (distinct subjects) of each rater with an
  * eligible rating (live, not the owner), and the stored facts of each rater (its evidence row):
- * one pass, one object per row (no live_sumsq: only the rater profile needs it).
+ * one pass, one object per row (no live_sumsq: only the rater profile needs it). `agents` is the
+ * statement's agent list ([network, agent id], in the order its `k` numbers them).
  */
 export function parseRaterList(
   v: unknown,
   owner: string,
+  agents: readonly (readonly [string, string])[],
 ): { raters: AgentRaterAggregate[]; weights: Map<string, number>; facts: Map<string, RaterFacts> } {
   const raters: AgentRaterAggregate[] = [];
   const weights = new Map<string, number>();
@@ -107,10 +118,6 @@ export function parseRaterList(
   // thousands of raters are common.
   let at = 0;
   const end = v.length;
-  // The rows of one agent come together and repeat its network and agent id: the previous row's
-  // strings are reused when they match (no new string, and a Map keyed by them hashes once).
-  let network = '';
-  let agentId = '';
   while (at <= end) {
     const semi = v.indexOf(';', at);
     const rowEnd = semi === -1 ? end : semi;
@@ -120,31 +127,48 @@ export function parseRaterList(
     const c3 = fieldEnd(v, c2 + 1, rowEnd);
     const c4 = fieldEnd(v, c3 + 1, rowEnd);
     const c5 = fieldEnd(v, c4 + 1, rowEnd);
-    const c6 = fieldEnd(v, c5 + 1, rowEnd);
-    const c7 = fieldEnd(v, c6 + 1, rowEnd);
-    const c8 = fieldEnd(v, c7 + 1, rowEnd);
-    const extra = v.indexOf(',', c8 + 1);
+    const extra = v.indexOf(',', c5 + 1);
     if (extra !== -1 && extra < rowEnd)
       throw new Error('malformed rater row from the database: too many fields');
-    const liveCount = countAt(v, c2 + 1, c3);
-    const rater = v.slice(c1 + 1, c2);
-    if (c0 - at !== network.length || !v.startsWith(network, at)) network = v.slice(at, c0);
-    if (c1 - c0 - 1 !== agentId.length || !v.startsWith(agentId, c0 + 1)) agentId = v.slice(c0 + 1, c1);
+    // (the agent's network and id strings are shared by all its rows: a Map keyed by them hashes once)
+    const agent = agents[countAt(v, at, c0) - 1];
+    if (agent === undefined) throw new Error('malformed rater row from the database: unknown agent');
+    const liveCount = countAt(v, c1 + 1, c2);
+    const rater = v.slice(c0 + 1, c1);
+    let liveUndated = 0;
+    let revokedCount = 0;
+    let oodCount = 0;
+    if (c4 > c3 + 1) {
+      const s0 = slash(v, c3 + 1, c4);
+      const s1 = slash(v, s0 + 1, c4);
+      const s2 = v.indexOf('/', s1 + 1);
+      if (s2 !== -1 && s2 < c4) throw new Error('malformed rater row from the database: bad counts');
+      liveUndated = countAt(v, c3 + 1, s0);
+      revokedCount = countAt(v, s0 + 1, s1);
+      oodCount = countAt(v, s1 + 1, c4);
+    }
     raters.push({
-      network,
-      agentId,
+      network: agent[0],
+      agentId: agent[1],
       rater,
       liveCount,
-      liveSum: v.slice(c3 + 1, c4),
-      liveUndated: countAt(v, c4 + 1, c5),
-      revokedCount: countAt(v, c5 + 1, c6),
-      oodCount: countAt(v, c6 + 1, c7),
+      liveSum: v.slice(c2 + 1, c3),
+      liveUndated,
+      revokedCount,
+      oodCount,
     });
-    if (liveCount > 0 && c8 > c7 + 1 && rater !== owner) weights.set(rater, countAt(v, c7 + 1, c8));
-    if (rowEnd > c8 + 1 && !facts.has(rater)) facts.set(rater, factsOf(rater, v.slice(c8 + 1, rowEnd)));
+    if (liveCount > 0 && c5 > c4 + 1 && rater !== owner) weights.set(rater, countAt(v, c4 + 1, c5));
+    if (rowEnd > c5 + 1 && !facts.has(rater)) facts.set(rater, factsOf(rater, v.slice(c5 + 1, rowEnd)));
     at = rowEnd + 1;
   }
   return { raters, weights, facts };
+}
+
+/** Where the '/' of a packed count field starting at `from` and ending at `to` is. */
+function slash(v: string, from: number, to: number): number {
+  const k = v.indexOf('/', from);
+  if (k === -1 || k >= to) throw new Error('malformed rater row from the database: bad counts');
+  return k;
 }
 
 /** Where the field starting at `from` ends (its ','), within the row ending at `rowEnd`. */

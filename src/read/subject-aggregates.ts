@@ -78,10 +78,11 @@ const FACET_TOTALS = (from: string, where: string, owner: string) => `
  * subject is dominated by round trips, not by rows). Numbers that must stay exact travel as text.
  */
 const SUBJECT_SQL = (withDays: boolean) => `
-  WITH own AS MATERIALIZED (SELECT network, agent_id, owner FROM agents WHERE owner = $1),
+  WITH own AS MATERIALIZED (SELECT network, agent_id, owner, row_number() OVER (ORDER BY network, agent_id) AS k
+                              FROM agents WHERE owner = $1),
   -- read once (RATER_LIST): inlined, its rows go straight into the list, no tuplestore
   rr AS NOT MATERIALIZED (
-    SELECT ${RR_COLUMNS}
+    SELECT ${RR_COLUMNS('a.k')}
       FROM own a
       JOIN live_agent_rater ar ON ar.network = a.network AND ar.agent_id = a.agent_id
       ${RR_JOINS}),
@@ -95,7 +96,8 @@ const SUBJECT_SQL = (withDays: boolean) => `
              UNION ALL
              SELECT * FROM (${FACET_TOTALS('own a JOIN live_agent_rater_tag t ON t.network = a.network AND t.agent_id = a.agent_id', 'TRUE', '$1::text')}) many
               WHERE (SELECT count(*) FROM own) <> 1) f) AS facets,
-    (SELECT json_agg(json_build_array(network, agent_id) ORDER BY network, agent_id) FROM own) AS identities,
+    -- in k order: the agent list of RATER_LIST
+    (SELECT json_agg(json_build_array(network, agent_id) ORDER BY k) FROM own) AS identities,
     span.first, span.last,
     ${GLOBAL_COLUMNS},
     (SELECT json_agg(json_build_array(c.network, c.last_scanned_block) ORDER BY c.network)
@@ -148,12 +150,13 @@ async function readSubjectRow(
 }
 
 function subjectInputsOf(wallet: string, row: Record<string, unknown>): SubjectAggregateInputs {
-  const { raters, weights, facts } = parseRaterList(row.raters, wallet);
+  const agents = rowsOf(row.identities as Json).map(([n, a]): [string, string] => [String(n), String(a)]);
+  const { raters, weights, facts } = parseRaterList(row.raters, wallet, agents);
   const byChain = new Map<string, string[]>();
-  for (const [network, agentId] of rowsOf(row.identities as Json)) {
-    const list = byChain.get(String(network)) ?? [];
-    list.push(String(agentId));
-    byChain.set(String(network), list);
+  for (const [network, agentId] of agents) {
+    const list = byChain.get(network) ?? [];
+    list.push(agentId);
+    byChain.set(network, list);
   }
   const g = globalsOf(row);
   return {
