@@ -3,8 +3,9 @@
  * replace (fast-check, seeded):
  *  - `evidenceLookup` refills ONE object per call: the weights it gives equal the weights from a map
  *    of one fresh evidence object per rater (no field of an earlier rater leaks into the next);
- *  - the wallet profile counts the evidence of the voices `onVoiceWeights` reports: that set is
- *    exactly `votingRaters` (live raters other than the subject), whatever the rows.
+ *  - the weighted score read from the columns of `voiceTable` is the number its rows give;
+ *  - the wallet profile counts the evidence of the voices `onVoters` reports: that set is exactly
+ *    `votingRaters` (live raters other than the subject), whatever the rows.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +15,11 @@ import {
   evidenceLookup,
   parseDecimal,
   scoreSubjectFromAggregates,
+  voiceTable,
   voiceWeights,
   votingRaters,
+  weightedFromTable,
+  weightedFromWeights,
   type AgentRaterAggregate,
   type RaterFacts,
   type VoiceEvidence,
@@ -78,9 +82,12 @@ describe('evidenceLookup (one object, refilled per call)', () => {
             reciprocal: f.reciprocal,
           });
         });
-        expect(voiceWeights(byRater, counts, evidenceLookup(stored))).toEqual(
-          voiceWeights(byRater, counts, fresh),
-        );
+        const rows = voiceWeights(byRater, counts, evidenceLookup(stored));
+        expect(rows).toEqual(voiceWeights(byRater, counts, fresh));
+        // the weighted score read from the columns is the very number the rows give
+        expect(
+          Object.is(weightedFromTable(voiceTable(byRater, counts, fresh)), weightedFromWeights(rows)),
+        ).toBe(true);
       }),
       { seed: SEED, numRuns: 300 },
     );
@@ -114,12 +121,20 @@ describe('the voices of a subject are its voting raters', () => {
           oodCount: r.oodCount,
         }));
         let seen: readonly VoiceWeight[] = [];
+        let voters: readonly string[] = [];
         scoreSubjectFromAggregates(
           subject,
           { raters, facets: [], firstEligibleAt: null, lastEligibleAt: null },
-          { prior: null, raterSubjectCounts: new Map(), onVoiceWeights: (w) => (seen = w) },
+          {
+            prior: null,
+            raterSubjectCounts: new Map(),
+            onVoiceWeights: (w) => (seen = w),
+            onVoters: (r) => (voters = r),
+          },
         );
-        expect(seen.map((v) => v.rater)).toEqual([...votingRaters(subject, raters)].sort());
+        const expected = [...votingRaters(subject, raters)].sort();
+        expect(seen.map((v) => v.rater)).toEqual(expected);
+        expect(voters).toEqual(expected);
       }),
       { seed: SEED, numRuns: 300 },
     );

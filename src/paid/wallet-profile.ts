@@ -39,10 +39,10 @@ interface WalletProfileInput {
 
 function contextOf(
   inputs: SubjectInputs | SubjectAggregateInputs,
-  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+  onVoters?: SubjectContext['onVoters'],
 ): SubjectContext {
   return {
-    onVoiceWeights,
+    onVoters,
     prior: round6(inputs.prior),
     chainPriors: new Map([...inputs.chainPriors].map(([n, p]) => [n, round6(p)])),
     raterSubjectCounts: inputs.raterSubjectCounts,
@@ -59,22 +59,22 @@ function contextOf(
  */
 export function scoreFromInputs(
   inputs: SubjectInputs | SubjectAggregateInputs,
-  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+  onVoters?: SubjectContext['onVoters'],
 ): SubjectScore {
-  const context = contextOf(inputs, onVoiceWeights);
+  const context = contextOf(inputs, onVoters);
   if ('aggregates' in inputs) return scoreSubjectFromAggregates(inputs.wallet, inputs.aggregates, context);
   return scoreSubject(inputs.wallet, inputs.ratings, context);
 }
 
 /**
- * The served body of the wallet profile (without the snapshot block). `onVoiceWeights` receives
- * the voices the weighted score was weighed from (one per distinct voting rater).
+ * The served body of the wallet profile (without the snapshot block). `onVoters` receives the
+ * raters of the voices the weighted score was weighed from (one per distinct voting rater).
  */
 export function walletProfileBody(
   inputs: SubjectInputs | SubjectAggregateInputs,
-  onVoiceWeights?: SubjectContext['onVoiceWeights'],
+  onVoters?: SubjectContext['onVoters'],
 ): Record<string, unknown> {
-  const s = scoreFromInputs(inputs, onVoiceWeights);
+  const s = scoreFromInputs(inputs, onVoters);
   return {
     ...s,
     first_rating_at: s.activity.first_rating_at,
@@ -126,9 +126,9 @@ async function run(
   const inputs = await readSubjectAggregateInputs(ctx.db, input.wallet);
   // The voting raters are the voices the score already weighed (the same set as `votingRaters`,
   // sorted): taken from there instead of a second pass over thousands of (agent, rater) rows.
-  const weighed: { voters?: string[] } = {};
-  const scored = walletProfileBody(inputs, (weights) => {
-    weighed.voters = weights.map((w) => w.rater);
+  const weighed: { voters?: readonly string[] } = {};
+  const scored = walletProfileBody(inputs, (raters) => {
+    weighed.voters = raters;
   });
   const body: Record<string, unknown> = {
     ...scored,

@@ -5,7 +5,7 @@
  * and the index-wide inputs, and the parsers of what they return. O(distinct raters) rows, never
  * O(ratings); parameterised by the statements that use them; no scoring.
  */
-import { factsOf } from './raters.js';
+import { factsOf, numberAt } from './raters.js';
 import type { AgentRaterAggregate, FacetAggregate, RaterFacts } from '../scoring/index.js';
 
 /**
@@ -131,9 +131,9 @@ export function parseRaterList(
     if (extra !== -1 && extra < rowEnd)
       throw new Error('malformed rater row from the database: too many fields');
     // (the agent's network and id strings are shared by all its rows: a Map keyed by them hashes once)
-    const agent = agents[countAt(v, at, c0) - 1];
+    const agent = agents[numberAt(v, at, c0) - 1];
     if (agent === undefined) throw new Error('malformed rater row from the database: unknown agent');
-    const liveCount = countAt(v, c1 + 1, c2);
+    const liveCount = numberAt(v, c1 + 1, c2);
     const rater = v.slice(c0 + 1, c1);
     let liveUndated = 0;
     let revokedCount = 0;
@@ -143,9 +143,9 @@ export function parseRaterList(
       const s1 = slash(v, s0 + 1, c4);
       const s2 = v.indexOf('/', s1 + 1);
       if (s2 !== -1 && s2 < c4) throw new Error('malformed rater row from the database: bad counts');
-      liveUndated = countAt(v, c3 + 1, s0);
-      revokedCount = countAt(v, s0 + 1, s1);
-      oodCount = countAt(v, s1 + 1, c4);
+      liveUndated = numberAt(v, c3 + 1, s0);
+      revokedCount = numberAt(v, s0 + 1, s1);
+      oodCount = numberAt(v, s1 + 1, c4);
     }
     raters.push({
       network: agent[0],
@@ -157,7 +157,7 @@ export function parseRaterList(
       revokedCount,
       oodCount,
     });
-    if (liveCount > 0 && c5 > c4 + 1 && rater !== owner) weights.set(rater, countAt(v, c4 + 1, c5));
+    if (liveCount > 0 && c5 > c4 + 1 && rater !== owner) weights.set(rater, numberAt(v, c4 + 1, c5));
     if (rowEnd > c5 + 1 && !facts.has(rater)) facts.set(rater, factsOf(rater, v.slice(c5 + 1, rowEnd)));
     at = rowEnd + 1;
   }
@@ -176,21 +176,6 @@ function fieldEnd(v: string, from: number, rowEnd: number): number {
   const k = v.indexOf(',', from);
   if (k === -1 || k >= rowEnd) throw new Error('malformed rater row from the database: too few fields');
   return k;
-}
-
-/**
- * The non-negative integer written in v[from, to) (a count from the database), read without making
- * a substring; anything else (a sign, a decimal point, more than 15 digits) goes through Number.
- */
-function countAt(v: string, from: number, to: number): number {
-  if (to - from > 15 || to === from) return Number(v.slice(from, to));
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = v.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return Number(v.slice(from, to));
-    n = n * 10 + d;
-  }
-  return n;
 }
 
 export function jsonFacetRow(r: unknown[]): Record<string, unknown> {

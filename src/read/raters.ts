@@ -27,8 +27,39 @@ const EVIDENCE_LIST = (subject: string) => `concat_ws('|',
 /** When the background run last finished, as a column of a paid statement. */
 export const EVIDENCE_COMPUTED_AT = `(SELECT value->>'computed_at' FROM rater_evidence_meta WHERE meta_key = 'run')`;
 
-const HISTORY_STATES = new Set(['queued', 'leased', 'retry', 'fetched', 'failed', 'unavailable']);
-const numOrNull = (s: string) => (s === '' ? null : Number(s));
+const HISTORY_STATES: readonly NonNullable<AccountHistoryState>[] = [
+  'queued',
+  'leased',
+  'retry',
+  'fetched',
+  'failed',
+  'unavailable',
+];
+
+/**
+ * `Number(v.slice(from, to))` without making the substring when it is a plain non-negative integer
+ * (counts, nonces: thousands per paid answer); anything else (a sign, a decimal point, more than
+ * 15 digits, nothing) goes through Number itself.
+ */
+export function numberAt(v: string, from: number, to: number): number {
+  if (to - from > 15 || to === from) return Number(v.slice(from, to));
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const d = v.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return Number(v.slice(from, to));
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** `numberAt`, null for an empty field. */
+const numOrNullAt = (v: string, from: number, to: number) => (to === from ? null : numberAt(v, from, to));
+
+/** The history state written in text[0, to) (one of the known constants), else null. */
+function historyStateAt(text: string, to: number): AccountHistoryState {
+  for (const state of HISTORY_STATES) if (state.length === to && text.startsWith(state)) return state;
+  return null;
+}
 
 /** What a rater's row keeps for the paid statements (its lookup and the run's facts). */
 export interface StoredFacts {
@@ -72,17 +103,18 @@ export function factsOf(rater: string, text: string): RaterFacts {
   const k5 = colon(text, k4 + 1);
   const k6 = colon(text, k5 + 1);
   if (text.indexOf(':', k6 + 1) !== -1) throw new Error('malformed rater evidence facts from the database');
-  const state = text.slice(0, k0);
-  const sender = text.slice(k0 + 1, k1);
+  // (no substring for the state, the counts and an empty or self sender)
+  const txFrom =
+    k1 === k0 + 1 ? null : k1 === k0 + 2 && text.charCodeAt(k0 + 1) === 61 ? rater : text.slice(k0 + 1, k1);
   return {
     rater,
-    historyState: HISTORY_STATES.has(state) ? (state as AccountHistoryState) : null,
-    txFrom: sender === '' ? null : sender === '=' ? rater : sender,
-    txNonce: numOrNull(text.slice(k1 + 1, k2)),
-    independentSubjects: numOrNull(text.slice(k2 + 1, k3)),
-    graphTrust: numOrNull(text.slice(k3 + 1, k4)),
+    historyState: historyStateAt(text, k0),
+    txFrom,
+    txNonce: numOrNullAt(text, k1 + 1, k2),
+    independentSubjects: numOrNullAt(text, k2 + 1, k3),
+    graphTrust: numOrNullAt(text, k3 + 1, k4),
     cohortId: k5 === k4 + 1 ? null : text.slice(k4 + 1, k5),
-    cohortSize: Number(text.slice(k5 + 1, k6)),
+    cohortSize: numberAt(text, k5 + 1, k6),
     seed: text.length === k6 + 2 && text.charCodeAt(k6 + 1) === 49,
     verifiedRatings: 0,
     paidMicroUsd: 0,

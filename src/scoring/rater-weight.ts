@@ -174,6 +174,145 @@ function lookup<T>(m: ReadonlyMap<string, T> | Readonly<Record<string, T>>, key:
 }
 
 /**
+ * The weights of a subject's voices as columns, one entry per voice sorted by rater (what the rows
+ * of `voiceWeights` are made of): a subject with thousands of voices gets its weighted score
+ * without an object per voice. See `voiceWeights` for the arguments.
+ */
+export interface VoiceTable {
+  raters: string[];
+  voice: Float64Array;
+  history: Float64Array;
+  breadth: Float64Array;
+  graph: Float64Array;
+  lift: Float64Array;
+  reciprocal: Uint8Array;
+  members: Float64Array;
+  proven: Uint8Array;
+  unprovenScale: Float64Array;
+  weight: Float64Array;
+}
+
+export function voiceTable(
+  byRater: ReadonlyMap<string, DecimalSum>,
+  subjectCounts: RaterSubjectCounts,
+  evidence: RaterEvidenceLookup | undefined,
+): VoiceTable {
+  // The default sort orders strings by UTF-16 code units, as `<` does (no comparator call per pair).
+  const keys = [...byRater.keys()].sort();
+  const size = keys.length;
+  const t: VoiceTable = {
+    raters: [],
+    voice: new Float64Array(size),
+    history: new Float64Array(size),
+    breadth: new Float64Array(size),
+    graph: new Float64Array(size),
+    lift: new Float64Array(size),
+    reciprocal: new Uint8Array(size),
+    members: new Float64Array(size).fill(1),
+    proven: new Uint8Array(size),
+    unprovenScale: new Float64Array(size).fill(1),
+    weight: new Float64Array(size),
+  };
+  /** Each voice's cohort id, in the table's order (one lookup of the evidence per voice). */
+  const cohorts: (string | null)[] = [];
+  let any = false;
+  let n = 0;
+  for (const rater of keys) {
+    const acc = byRater.get(rater)!;
+    if (acc.count <= 0) continue;
+    const ev = evidence?.get(rater) ?? NO_EVIDENCE;
+    const cohort = ev.cohortId ?? null;
+    cohorts.push(cohort);
+    if (cohort !== null) any = true;
+    const s = ev.independentSubjects ?? lookup(subjectCounts, rater) ?? 1;
+    const history = historyFactor(ev.nonce);
+    const breadth = raterWeight(Math.max(1, s));
+    const graph = graphFactor(ev.graphTrust);
+    const lift = paymentLift(ev.paidMicroUsd);
+    let base = Math.max(history * breadth * graph, lift);
+    if (ev.reciprocal) base *= P.reciprocalFactor;
+    t.raters.push(rater);
+    t.voice[n] = acc.mean() as number;
+    t.history[n] = history;
+    t.breadth[n] = breadth;
+    t.graph[n] = graph;
+    t.lift[n] = lift;
+    t.reciprocal[n] = ev.reciprocal ? 1 : 0;
+    t.proven[n] = isProven(ev) ? 1 : 0;
+    t.weight[n] = base;
+    n++;
+  }
+  // A cohort is one voice: its members share it, proven members apart from unproven ones (which
+  // the unproven bound holds anyway), so wallets with nothing to show cannot thin a proven voice
+  // out by joining its window. (Nothing to share when no voice has a cohort.)
+  if (any) {
+    const keyOf = (i: number) => {
+      const c = cohorts[i]!;
+      return c === null ? null : `${t.proven[i] ? 'p' : 'u'}\u0000${c}`;
+    };
+    const members = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
+      const k = keyOf(i);
+      if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
+    }
+    for (let i = 0; i < n; i++) {
+      const k = keyOf(i);
+      const m = k === null ? 1 : members.get(k)!;
+      t.members[i] = m;
+      t.weight[i]! /= m;
+    }
+  }
+  // Unproven voices together weigh at most `unprovenShare` of the proven weight (when there is any).
+  let proven = 0;
+  let unproven = 0;
+  for (let i = 0; i < n; i++) {
+    if (t.proven[i]) proven += t.weight[i]!;
+    else unproven += t.weight[i]!;
+  }
+  const cap = P.unprovenShare * proven;
+  if (proven > 0 && unproven > cap) {
+    const scale = cap / unproven;
+    for (let i = 0; i < n; i++) {
+      if (t.proven[i]) continue;
+      t.unprovenScale[i] = scale;
+      t.weight[i]! *= scale;
+    }
+  }
+  return n === size
+    ? t
+    : {
+        ...t,
+        voice: t.voice.subarray(0, n),
+        history: t.history.subarray(0, n),
+        breadth: t.breadth.subarray(0, n),
+        graph: t.graph.subarray(0, n),
+        lift: t.lift.subarray(0, n),
+        reciprocal: t.reciprocal.subarray(0, n),
+        members: t.members.subarray(0, n),
+        proven: t.proven.subarray(0, n),
+        unprovenScale: t.unprovenScale.subarray(0, n),
+        weight: t.weight.subarray(0, n),
+      };
+}
+
+/** The rows of a voice table (one object per voice, in its order). */
+export function voiceRows(t: VoiceTable): VoiceWeight[] {
+  return t.raters.map((rater, i) => ({
+    rater,
+    voice: t.voice[i]!,
+    history_factor: t.history[i]!,
+    breadth_factor: t.breadth[i]!,
+    graph_factor: t.graph[i]!,
+    payment_lift: t.lift[i]!,
+    reciprocal: t.reciprocal[i] === 1,
+    cohort_members: t.members[i]!,
+    proven: t.proven[i] === 1,
+    unproven_scale: t.unprovenScale[i]!,
+    weight: t.weight[i]!,
+  }));
+}
+
+/**
  * The weight of every voice of one subject, sorted by rater. `byRater` holds the exact sums of each
  * rater's eligible values (keys normalized), `subjectCounts` the live s of each rater (the breadth
  * while no evidence row says otherwise), `evidence` one row per rater (missing: NO_EVIDENCE).
@@ -183,71 +322,7 @@ export function voiceWeights(
   subjectCounts: RaterSubjectCounts,
   evidence: RaterEvidenceLookup | undefined,
 ): VoiceWeight[] {
-  const out: VoiceWeight[] = [];
-  /** Each voice's cohort id, in `out`'s order (one lookup of the evidence per voice). */
-  const cohorts: (string | null)[] = [];
-  // The default sort orders strings by UTF-16 code units, as `<` does (no comparator call per pair).
-  for (const rater of [...byRater.keys()].sort()) {
-    const acc = byRater.get(rater)!;
-    if (acc.count <= 0) continue;
-    const ev = evidence?.get(rater) ?? NO_EVIDENCE;
-    cohorts.push(ev.cohortId ?? null);
-    const s = ev.independentSubjects ?? lookup(subjectCounts, rater) ?? 1;
-    const history_factor = historyFactor(ev.nonce);
-    const breadth_factor = raterWeight(Math.max(1, s));
-    const graph_factor = graphFactor(ev.graphTrust);
-    const payment_lift = paymentLift(ev.paidMicroUsd);
-    let base = Math.max(history_factor * breadth_factor * graph_factor, payment_lift);
-    if (ev.reciprocal) base *= P.reciprocalFactor;
-    out.push({
-      rater,
-      voice: acc.mean() as number,
-      history_factor,
-      breadth_factor,
-      graph_factor,
-      payment_lift,
-      reciprocal: ev.reciprocal,
-      cohort_members: 1,
-      proven: isProven(ev),
-      unproven_scale: 1,
-      weight: base,
-    });
-  }
-  // A cohort is one voice: its members share it, proven members apart from unproven ones (which
-  // the unproven bound holds anyway), so wallets with nothing to show cannot thin a proven voice
-  // out by joining its window.
-  // (Nothing to share when no voice has a cohort: every voice keeps cohort_members 1.)
-  if (cohorts.some((c) => c !== null)) {
-    const keys = out.map((v, i) => {
-      const c = cohorts[i]!;
-      return c === null ? null : `${v.proven ? 'p' : 'u'}\u0000${c}`;
-    });
-    const members = new Map<string, number>();
-    for (const k of keys) if (k !== null) members.set(k, (members.get(k) ?? 0) + 1);
-    out.forEach((v, i) => {
-      const k = keys[i]!;
-      const m = k === null ? 1 : members.get(k)!;
-      v.cohort_members = m;
-      v.weight /= m;
-    });
-  }
-  // Unproven voices together weigh at most `unprovenShare` of the proven weight (when there is any).
-  let proven = 0;
-  let unproven = 0;
-  for (const v of out) {
-    if (v.proven) proven += v.weight;
-    else unproven += v.weight;
-  }
-  const cap = P.unprovenShare * proven;
-  if (proven > 0 && unproven > cap) {
-    const scale = cap / unproven;
-    for (const v of out) {
-      if (v.proven) continue;
-      v.unproven_scale = scale;
-      v.weight *= scale;
-    }
-  }
-  return out;
+  return voiceRows(voiceTable(byRater, subjectCounts, evidence));
 }
 
 /** The weighted mean of the voices in their (rater) order, six decimals; null without voices. */
@@ -258,6 +333,18 @@ export function weightedFromWeights(weights: readonly VoiceWeight[]): number | n
   for (const v of weights) {
     num += v.weight * v.voice;
     den += v.weight;
+  }
+  return round6(num / den);
+}
+
+/** `weightedFromWeights` of a voice table's rows, read from its columns (the same sums, in order). */
+export function weightedFromTable(t: VoiceTable): number | null {
+  if (t.raters.length === 0) return null;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < t.raters.length; i++) {
+    num += t.weight[i]! * t.voice[i]!;
+    den += t.weight[i]!;
   }
   return round6(num / den);
 }

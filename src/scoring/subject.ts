@@ -11,8 +11,9 @@ import { DecimalSum, parseDecimal, type ExactDecimal } from './decimal.js';
 import { facetList, type Facet, type FacetIndexMeans } from './facets.js';
 import { POLICY_VERSION, RATER_WEIGHT_POLICY, READING_POLICY, type ReadingPolicy } from './policies.js';
 import {
-  voiceWeights,
-  weightedFromWeights,
+  voiceRows,
+  voiceTable,
+  weightedFromTable,
   type RaterEvidenceLookup,
   type VoiceWeight,
 } from './rater-weight.js';
@@ -55,6 +56,8 @@ export interface SubjectContext {
   raterEvidence?: RaterEvidenceLookup;
   /** Receives the weight of every voice behind `weighted_score` (the agent detail serves them). */
   onVoiceWeights?: (weights: readonly VoiceWeight[]) => void;
+  /** Receives the raters of those voices, sorted (no object per voice is made for it). */
+  onVoters?: (raters: readonly string[]) => void;
   /** True while a chain with ratings of the subject has not completed backfill, or when the side query failed. */
   degraded?: boolean;
   /** Index-wide facet means keyed by raw tag1. */
@@ -303,9 +306,10 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
   const concentration = degraded ? null : conc;
   let weighted: number | null = null;
   if (context.raterSubjectCounts) {
-    const weights = voiceWeights(t.voices, context.raterSubjectCounts, context.raterEvidence);
-    context.onVoiceWeights?.(weights);
-    weighted = weightedFromWeights(weights);
+    const table = voiceTable(t.voices, context.raterSubjectCounts, context.raterEvidence);
+    if (context.onVoiceWeights) context.onVoiceWeights(voiceRows(table));
+    context.onVoters?.(table.raters);
+    weighted = weightedFromTable(table);
   }
 
   return {
