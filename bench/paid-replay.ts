@@ -9,11 +9,13 @@
  *   BENCH_KEEP_SCHEMA=s5m DATABASE_URL=postgres://… npx tsx bench/paid-replay.ts   # capture + replay
  *   REPLAY_FILE=/tmp/mid-row.json node --max-semi-space-size=32 --import tsx bench/paid-replay.ts
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/paid-replay.ts        # where it goes
+ *   REPLAY_ALLOC=1 REPLAY_FILE=/tmp/mid-row.json npx tsx bench/paid-replay.ts          # what it allocates
  *
  * REPLAY_TIER (default wallet-lookup) and REPLAY_WALLET (the bench's wallet index, default 20001:
  * the MID subject of bench:scale) choose the call.
  */
 import { createHash } from 'node:crypto';
+import { Session } from 'node:inspector/promises';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
@@ -97,3 +99,47 @@ console.log(
     `p99 ${times[Math.min(n - 1, Math.floor(n * 0.99))]!.toFixed(2)} ms; body ${body.length} chars, ` +
     `sha256 ${createHash('sha256').update(body).digest('hex').slice(0, 16)}`,
 );
+
+// REPLAY_ALLOC=1: what one answer allocates (V8's sampling heap profiler, every allocation counted
+// whether a scavenge collects it or not), in total and by function. Every MB is a share of the
+// young-generation scavenges that pause a paid answer under load.
+if (process.env.REPLAY_ALLOC === '1') {
+  type Frame = { callFrame: { functionName: string; url: string }; selfSize: number; children: Frame[] };
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  const sampled = 50;
+  for (let k = 0; k < sampled; k++) {
+    copies = captured.map((rows) => structuredClone(rows));
+    next = 0;
+    const v = await handler.validate(ctx, req);
+    if (!v.ok) throw new Error(JSON.stringify(v.body));
+    await handler.run(ctx, v.input, { receipt: null });
+  }
+  const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+    profile: { head: Frame };
+  };
+  session.disconnect();
+  const by = new Map<string, number>();
+  let total = 0;
+  const walk = (f: Frame, parent: string): void => {
+    const name = f.callFrame.functionName || '(anonymous)';
+    // built-ins (Map#set, Array#push) under the function that called them
+    const key = f.callFrame.url
+      ? `${name} ${f.callFrame.url.split('/').slice(-2).join('/')}`
+      : `${name} <- ${parent}`;
+    if (!key.includes('paid-replay') && !parent.includes('paid-replay')) {
+      by.set(key, (by.get(key) ?? 0) + f.selfSize);
+      total += f.selfSize;
+    }
+    for (const c of f.children) walk(c, key);
+  };
+  walk(profile.head, '');
+  console.log(`allocated per answer (sampled over ${sampled}): ${(total / sampled / 1048576).toFixed(2)} MB`);
+  for (const [k, b] of [...by].sort((x, y) => y[1] - x[1]).slice(0, 10))
+    console.log(`  ${(b / sampled / 1024).toFixed(0).padStart(6)} kB  ${k}`);
+}
