@@ -5,7 +5,9 @@
  *    of one fresh evidence object per rater (no field of an earlier rater leaks into the next);
  *  - the weighted score read from the columns of `voiceTable` is the number its rows give;
  *  - the wallet profile counts the evidence of the voices `onVoters` reports: that set is exactly
- *    `votingRaters` (live raters other than the subject), whatever the rows.
+ *    `votingRaters` (live raters other than the subject), whatever the rows;
+ *  - `normalizeAddress` without `toLowerCase` on a string with no ASCII capital gives what the plain
+ *    rule gives (EVM lower-cased, anything else verbatim) on any string.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import {
   accountNonce,
   DecimalSum,
   evidenceLookup,
+  normalizeAddress,
   parseDecimal,
   scoreSubjectFromAggregates,
   voiceTable,
@@ -137,6 +140,34 @@ describe('the voices of a subject are its voting raters', () => {
         expect(voters).toEqual(expected);
       }),
       { seed: SEED, numRuns: 300 },
+    );
+  });
+});
+
+describe('normalizeAddress', () => {
+  it('is the plain rule: an EVM address lower-cased, anything else verbatim', () => {
+    const plain = (a: string) => (/^0x[0-9a-fA-F]{40}$/.test(a) ? a.toLowerCase() : a);
+    const evm = fc
+      .array(fc.constantFrom(...'0123456789abcdefABCDEF'), { minLength: 40, maxLength: 40 })
+      .map((cs) => `0x${cs.join('')}`);
+    // one capital only (any of A–F, wherever it sits)
+    const oneCapital = evm
+      .map((a) => a.toLowerCase())
+      .chain((a) =>
+        fc.nat({ max: 39 }).map((i) => a.slice(0, i + 2) + a.charAt(i + 2).toUpperCase() + a.slice(i + 3)),
+      );
+    const any = fc.oneof(
+      oneCapital,
+      evm,
+      fc.string(),
+      fc.string({ unit: 'grapheme' }),
+      evm.map((a) => a.replace('0x', '0X')),
+    );
+    fc.assert(
+      fc.property(any, (a) => {
+        expect(normalizeAddress(a)).toBe(plain(a));
+      }),
+      { seed: SEED, numRuns: 1000 },
     );
   });
 });

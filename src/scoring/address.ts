@@ -5,11 +5,14 @@ const EVM_RE = /^0x[0-9a-fA-F]{40}$/;
 
 /** Canonical form for comparison and grouping: EVM lower-cased, anything else unchanged. */
 export function normalizeAddress(address: string): string {
-  // Already lower case (every EVM address the indexer stores): the answer is the input whichever
-  // kind it is, so the pattern test is skipped (a subject's answer normalizes once per rater).
-  const lower = address.toLowerCase();
-  if (lower === address) return address;
-  return EVM_RE.test(address) ? lower : address;
+  // No ASCII capital (every EVM address the indexer stores): the answer is the input whichever kind
+  // it is, found without the new string `toLowerCase` makes even when nothing changes (a subject's
+  // answer normalizes once per rater). A capital outside ASCII never makes an EVM address.
+  for (let i = 0; i < address.length; i++) {
+    const c = address.charCodeAt(i);
+    if (c >= 65 && c <= 90) return EVM_RE.test(address) ? address.toLowerCase() : address;
+  }
+  return address;
 }
 
 /** True when both strings denote the same account (EVM case-insensitive, Solana exact). */
