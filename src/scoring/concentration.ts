@@ -40,15 +40,20 @@ export function concentrationFromCounts(
 
 /**
  * Same from counts whose keys are already normalized and distinct (one entry per account, as the
- * subject's totals keep them): no merge, one pass.
+ * subject's totals keep them): no merge, one pass. `countOf` reads a value's count (a subject's
+ * totals keep one accumulator per rater, not a separate map of counts).
  */
-export function concentrationFromNormalizedCounts(perRater: ReadonlyMap<string, number>): Concentration {
+export function concentrationFromNormalizedCounts<V = number>(
+  perRater: ReadonlyMap<string, V>,
+  countOf: (v: V) => number = (v) => v as number,
+): Concentration {
   let total = 0;
   let distinct = 0;
   let top: string | null = null;
   let topN = 0;
   // forEach: no [key, value] pair per entry (a subject has thousands of raters)
-  perRater.forEach((n, rater) => {
+  perRater.forEach((v, rater) => {
+    const n = countOf(v);
     if (n <= 0) return;
     total += n;
     distinct += 1;

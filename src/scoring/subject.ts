@@ -120,10 +120,23 @@ export interface SubjectScore {
   caveats: Caveat[];
 }
 
-function countPositive(m: ReadonlyMap<string, number>): number {
-  let n = 0;
-  for (const v of m.values()) if (v > 0) n += 1;
-  return n;
+/**
+ * One rater's eligible values on a subject, all chains together (a DecimalSum: its sum and count),
+ * and the chains it rated on: the first as a string, any other in a set made only then (one object
+ * per rater, not a map of raters per chain beside the map of voices).
+ */
+class VoiceSum extends DecimalSum {
+  more: Set<string> | null = null;
+  constructor(readonly network: string) {
+    super();
+  }
+
+  /** Records `network` among its chains; true when it is new to them. */
+  onChain(network: string): boolean {
+    if (network === this.network || this.more?.has(network)) return false;
+    (this.more ??= new Set()).add(network);
+    return true;
+  }
 }
 
 function compareAgentIds(a: string, b: string): number {
@@ -153,10 +166,10 @@ function lookupPrior(priors: SubjectContext['chainPriors'], network: string): nu
 interface SubjectTotals {
   /** Normalised subject wallet. */
   wallet: string;
-  /** Per network: exact sum of eligible values and eligible count per normalized rater. */
-  chains: Map<string, { sum: DecimalSum; raters: Map<string, number> }>;
-  /** Per normalized rater, all chains together: exact sum of its eligible values. */
-  voices: Map<string, DecimalSum>;
+  /** Per network: exact sum of eligible values and the number of distinct raters behind them. */
+  chains: Map<string, { sum: DecimalSum; raters: number }>;
+  /** Per normalized rater, all chains together: exact sum and count of its eligible values. */
+  voices: Map<string, VoiceSum>;
   self: DecimalSum;
   counts: ClassCounts;
   agentIds: Map<string, Set<string>>;
@@ -216,16 +229,16 @@ export function addEligibleNormalized(
   if (count <= 0) return;
   let chain = t.chains.get(network);
   if (!chain) {
-    chain = { sum: new DecimalSum(), raters: new Map() };
+    chain = { sum: new DecimalSum(), raters: 0 };
     t.chains.set(network, chain);
   }
   chain.sum.addSum(sum, count);
-  chain.raters.set(key, (chain.raters.get(key) ?? 0) + count);
   let voice = t.voices.get(key);
   if (!voice) {
-    voice = new DecimalSum();
+    voice = new VoiceSum(network);
     t.voices.set(key, voice);
-  }
+    chain.raters += 1;
+  } else if (voice.onChain(network)) chain.raters += 1;
   voice.addSum(sum, count);
 }
 
@@ -265,7 +278,7 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
       network,
       final_score: c.sum.mean6(),
       review_count: c.sum.count,
-      distinct_raters: countPositive(c.raters),
+      distinct_raters: c.raters,
     }));
   const scoredChains = new Map(chainRows.map((c) => [c.network, c]));
   const networks = [...t.agentIds.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -291,16 +304,8 @@ export function composeSubject(t: SubjectTotals, context: SubjectContext): Subje
   );
   const chainFinals = chainRows.map((c) => c.final_score);
   const final_score = globalScore(chainFinals);
-  // Eligible ratings per rater over every chain (keys normalized by addEligible); one chain's own
-  // map when there is one chain (most subjects), not a copy of it.
-  let perRater: Map<string, number>;
-  if (t.chains.size === 1) perRater = t.chains.values().next().value!.raters;
-  else {
-    perRater = new Map<string, number>();
-    for (const c of t.chains.values())
-      for (const [rater, n] of c.raters) perRater.set(rater, (perRater.get(rater) ?? 0) + n);
-  }
-  const conc = concentrationFromNormalizedCounts(perRater);
+  // Eligible ratings per rater over every chain (keys normalized by addEligible): each voice's count.
+  const conc = concentrationFromNormalizedCounts(t.voices, (v) => v.count);
   const degraded = context.degraded === true;
   const self_rated = selfRatedFrom(t.self.count, t.self.mean6(), final_score);
   const concentration = degraded ? null : conc;
