@@ -19,6 +19,14 @@ export interface Queryable {
   query<T extends Row = Row>(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<T[]>;
   /** Runs one or more statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Raw bulk load of CSV text into `table` (`COPY … FROM '/dev/blob'`), on the handle's own
+   * session (inside its transaction for a transaction's handle): PGlite only (the `pg` driver has
+   * no COPY FROM STDIN without an extra package). Trusted identifiers only; no conflict handling.
+   * The ingest stages a batch's ratings with it (src/store/ratings.ts); the scale bench uses it as
+   * the reference for the ingest's write path.
+   */
+  copyCsv?(table: string, columns: readonly string[], csv: string): Promise<void>;
 }
 
 export type LockResult<R> = { acquired: true; value: R } | { acquired: false };
@@ -40,12 +48,6 @@ export interface Database extends Queryable {
    * it; call `readerOf(db)`.
    */
   reader?(): Queryable;
-  /**
-   * Raw bulk load of CSV text into `table` (`COPY … FROM '/dev/blob'`): PGlite only (the `pg`
-   * driver has no COPY FROM STDIN without an extra package). Trusted identifiers only; no
-   * conflict handling. The scale bench uses it as the reference for the ingest's write path.
-   */
-  copyCsv?(table: string, columns: readonly string[], csv: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -235,19 +235,19 @@ export function pgliteDatabase(db: PGlite, onClose: () => Promise<void>): Databa
       noteWrite();
       await c.exec(sql);
     },
+    async copyCsv(table: string, columns: readonly string[], csv: string) {
+      open();
+      noteWrite();
+      await c.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], {
+        blob: new Blob([csv]),
+      });
+    },
   });
   const base = on(db, true);
   const self: Database = {
     kind: 'pglite',
     ...base,
     reader: () => self,
-    async copyCsv(table, columns, csv) {
-      open();
-      noteWrite();
-      await db.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], {
-        blob: new Blob([csv]),
-      });
-    },
     async transaction(fn) {
       open();
       try {

@@ -30,14 +30,12 @@ import { logger } from '../log.js';
 import { recordIngestConflict } from '../metrics.js';
 import { sleep } from './rpc-retry.js';
 import {
-  ensureAgents,
   insertTransfers,
   MAX_DECLARED_TYPE_CHARS,
-  moveOwners,
   refreshDeclaredTypes,
-  setAgentUris,
-  setMinters,
+  upsertAgents,
   upsertMetadata,
+  type AgentWrite,
 } from '../store/agents.js';
 import { writeCheckpoint, type CheckpointUpdate } from '../store/chain-state.js';
 import { enqueueDocuments } from '../store/documents.js';
@@ -176,43 +174,49 @@ function byKind(events: readonly IndexEvent[]): EventsByKind {
   return k;
 }
 
-/** Identity: every agent an identity event names gets a row. */
-async function writeAgentRows(tx: Queryable, k: EventsByKind): Promise<void> {
-  const identityEvents = [...k.registered, ...k.transfers, ...k.uris, ...k.metadata];
-  if (identityEvents.length > 0) await ensureAgents(tx, pick(identityEvents, agentKey, 'first'));
-}
-
-/** Ownership transfers (history) and the current owner (the last transfer, forward only). */
-async function writeOwnership(tx: Queryable, k: EventsByKind): Promise<number> {
-  const inserted = await insertTransfers(tx, k.transfers);
-  await moveOwners(tx, pick(k.transfers, agentKey, 'last'));
-  return inserted;
-}
-
-/** Registration: the minter (the first Registered of an agent wins). */
-async function writeRegistrations(tx: Queryable, k: EventsByKind): Promise<void> {
-  await setMinters(tx, pick(k.registered, agentKey, 'first'));
-}
-
-/** Agent URI: the latest of Registered.agentURI and URIUpdated.newURI, forward only. Returns the URIs set. */
-async function writeAgentUris(tx: Queryable, k: EventsByKind) {
+/**
+ * Identity, in one statement: every agent an identity event names gets a row; its owner follows
+ * its last Transfer (forward only), its minter its first Registered, its URI the latest of
+ * Registered.agentURI and URIUpdated.newURI (forward only). Returns the URIs set and the
+ * transfers stored.
+ */
+async function writeIdentity(tx: Queryable, k: EventsByKind) {
+  const rows = new Map<string, AgentWrite>();
+  const row = (e: { network: string; agentId: string }) => {
+    const key = agentKey(e);
+    let r = rows.get(key);
+    if (!r) {
+      r = { network: e.network, agentId: e.agentId, owner: null, minter: null, uri: null };
+      rows.set(key, r);
+    }
+    return r;
+  };
+  for (const e of pick([...k.registered, ...k.transfers, ...k.uris, ...k.metadata], agentKey, 'first'))
+    row(e);
+  for (const e of pick(k.transfers, agentKey, 'last'))
+    row(e).owner = { to: e.to, blockNumber: e.blockNumber, logIndex: e.logIndex };
+  for (const e of pick(k.registered, agentKey, 'first'))
+    row(e).minter = {
+      minter: e.minter,
+      blockNumber: e.blockNumber,
+      txHash: e.txHash,
+      blockTime: e.blockTime,
+    };
   const latest = pick(
     [...k.registered.map((e) => ({ ...e, uri: e.agentUri })), ...k.uris.map((e) => ({ ...e }))],
     agentKey,
     'last',
   );
-  await setAgentUris(
-    tx,
-    latest.map((e) => ({
-      network: e.network,
-      agentId: e.agentId,
+  for (const e of latest)
+    row(e).uri = {
       uri: e.uri,
       blockNumber: e.blockNumber,
       logIndex: e.logIndex,
       declaredType: declaredTypeFromUri(e.uri),
-    })),
-  );
-  return latest;
+    };
+  if (rows.size > 0) await upsertAgents(tx, [...rows.values()]);
+  const transfers = await insertTransfers(tx, k.transfers);
+  return { uris: latest, transfers };
 }
 
 /** Metadata: the latest value per key, forward only. Returns the values written and the count. */
@@ -240,10 +244,7 @@ async function applyBatchRevocations(tx: Queryable, k: EventsByKind): Promise<nu
 /** Writes the events (no transaction of its own: call it inside one), step by step. */
 async function writeEvents(tx: Queryable, events: readonly IndexEvent[]): Promise<IngestCounts> {
   const k = byKind(events);
-  await writeAgentRows(tx, k);
-  const transfers = await writeOwnership(tx, k);
-  await writeRegistrations(tx, k);
-  const uris = await writeAgentUris(tx, k);
+  const { uris, transfers } = await writeIdentity(tx, k);
   // Registration files: a new agentURI (or the same one set again) queues its fetch (src/registrations/).
   await syncRegistrationJobs(tx, uris);
   const metadata = await writeMetadata(tx, k);

@@ -133,17 +133,21 @@ export async function refreshAgents(tx: Queryable, fresh: string): Promise<void>
  * membership rows that only new ratings add to (class-independent: a revocation or a transfer
  * moves none); the activity counts of the days new ratings fell on.
  */
+// Each branch is made distinct on its own and the branches are appended (UNION ALL), so no one sort
+// or hash table holds every branch's rows at once (six times the ratings in a full rebuild, spilled
+// to disk past work_mem); a row two branches gave alike is still inserted once (ON CONFLICT DO
+// NOTHING skips a row the same statement already inserted).
 export async function refreshMembers(tx: Queryable, fresh: string): Promise<void> {
   const day = "(n.block_time AT TIME ZONE 'UTC')::date";
   await tx.query(`
     INSERT INTO agg_member (dim, key, member)
     SELECT DISTINCT 'chain_rater', n.network, n.rater FROM ${fresh} n
-    UNION SELECT 'facet_rater', n.network || ':' || md5(n.tag1), n.rater FROM ${fresh} n
-    UNION SELECT 'facet_rater', '*:' || md5(n.tag1), n.rater FROM ${fresh} n
-    UNION SELECT 'issuer_rater', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.rater FROM ${fresh} n
-    UNION SELECT 'issuer_agent', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.network || ':' || n.agent_id
+    UNION ALL SELECT DISTINCT 'facet_rater', n.network || ':' || md5(n.tag1), n.rater FROM ${fresh} n
+    UNION ALL SELECT DISTINCT 'facet_rater', '*:' || md5(n.tag1), n.rater FROM ${fresh} n
+    UNION ALL SELECT DISTINCT 'issuer_rater', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.rater FROM ${fresh} n
+    UNION ALL SELECT DISTINCT 'issuer_agent', md5(coalesce(${URI_HOST('n.feedback_uri')}, '')), n.network || ':' || n.agent_id
             FROM ${fresh} n
-    UNION SELECT 'day_rater', n.network || ':' || ${day}, n.rater FROM ${fresh} n WHERE n.block_time IS NOT NULL
+    UNION ALL SELECT DISTINCT 'day_rater', n.network || ':' || ${day}, n.rater FROM ${fresh} n WHERE n.block_time IS NOT NULL
     ON CONFLICT DO NOTHING`);
   await tx.query(`
     INSERT INTO agg_chain_day (network, day, ratings, distinct_raters)

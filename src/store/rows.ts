@@ -29,3 +29,14 @@ export function countedInsert(insert: string, counter: 'agents_count' | 'ratings
                FROM (SELECT network, count(*) AS n FROM ins GROUP BY network) x WHERE c.network = x.network)
     SELECT count(*)::int AS n FROM ins`;
 }
+
+/**
+ * One CSV field for `COPY … WITH (FORMAT csv)`: NULL unquoted and empty, any other value quoted
+ * (its quotes doubled), so the server reads exactly the text an array parameter would give it
+ * (the empty string stays an empty string; commas, quotes, newlines and backslashes are data).
+ */
+export function csvField(v: string | number | null): string {
+  if (v === null) return '';
+  const t = typeof v === 'number' ? String(v) : v;
+  return t.includes('"') ? `"${t.replace(/"/g, '""')}"` : `"${t}"`;
+}
