@@ -61,6 +61,12 @@ export interface RunIndexPassOptions {
    * decoding and writing overlap; checkpoints still move in order. Default 2; 0: no overlap.
    */
   readAhead?: number;
+  /**
+   * A scan of COALESCE_MIN_BLOCKS blocks or more (a deep backfill) writes its small batches
+   * coalesced into fewer, larger ones (./pipeline.ts `coalesce`). Default true; false: one write per
+   * scanned batch.
+   */
+  coalesce?: boolean;
 }
 
 export type AnyScanner = ChainScanner & {

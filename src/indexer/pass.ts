@@ -30,7 +30,7 @@ import {
   type PassReport,
 } from './pass-report.js';
 import { firstBlockToScan, healDeepReorg, scanMissedRange } from './pass-start.js';
-import { readAhead, readAheadFor } from './pipeline.js';
+import { coalesce, COALESCE_MIN_BLOCKS, readAhead, readAheadFor } from './pipeline.js';
 import { Progress } from './progress.js';
 import { describeError } from './rpc-retry.js';
 import { createSolanaScanner, type SolanaScanOptions } from './solana-scanner.js';
@@ -229,7 +229,11 @@ async function indexChain(
     result.from = from;
     const span: ScanSpan = { from, target, head, total: target - from + 1 };
     progress.update({ network: chain.network, done: 0, total: span.total, block: from - 1, target }, true);
-    for await (const batch of readAhead(scanner.scan(from, target), readAheadFor(chain, opts.readAhead))) {
+    const scanned = readAhead(scanner.scan(from, target), readAheadFor(chain, opts.readAhead));
+    // a deep backfill (a cold start): small batches coalesced into fewer writes (./pipeline.ts)
+    const batches =
+      span.total >= COALESCE_MIN_BLOCKS && opts.coalesce !== false ? coalesce(scanned) : scanned;
+    for await (const batch of batches) {
       const last = await ingestScanBatch(chain, scanner, batch, span, opts, progress, result, now);
       // The batch boundary: everything so far is committed with its checkpoint.
       if (!last && opts.signal?.aborted) {

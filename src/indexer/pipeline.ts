@@ -12,6 +12,7 @@
  * `depth` 0 is no read-ahead at all (the source itself).
  */
 import type { ChainConfig } from '../chains.js';
+import type { ScanBatch } from './scanner.js';
 
 /** Batches scanned ahead of the write by default. */
 const READ_AHEAD = 2;
@@ -77,5 +78,94 @@ async function* ahead<T>(source: AsyncIterable<T>, depth: number): AsyncGenerato
     stopped = true;
     while (inflight) await inflight;
     if (!finished && !failure) await it.return?.(undefined);
+  }
+}
+
+/** A deep backfill's writes are coalesced (`coalesce`) when its scan spans at least this many blocks. */
+export const COALESCE_MIN_BLOCKS = 100_000;
+/** Events a coalesced write holds at most (about one wide window of a dense chain). */
+const COALESCE_MAX_EVENTS = 5_000;
+/** How long a batch waits for the next one to join it. */
+const COALESCE_WAIT_MS = 2_000;
+
+/**
+ * A deep backfill through an endpoint with a narrow range cap yields hundreds of small batches, and
+ * a write's fixed costs (the transaction, the statement triggers over their transition tables, the
+ * checkpoint) are paid per batch. `coalesce` merges consecutive batches into one: a batch waits up
+ * to `waitMs` for the next (and the merged one for the one after), until `maxEvents`. Only
+ * advancing batches with nothing of their own to persist are merged, and only when contiguous; the
+ * merged batch covers exactly its parts' blocks, in order, so the checkpoint (the last part's `to`)
+ * moves as before, less often. A batch that cannot join is written on its own, after the merged one;
+ * a scan error comes out after the batches scanned before it.
+ */
+export async function* coalesce(
+  source: AsyncIterable<ScanBatch>,
+  maxEvents = COALESCE_MAX_EVENTS,
+  waitMs = COALESCE_WAIT_MS,
+): AsyncGenerator<ScanBatch> {
+  const it = source[Symbol.asyncIterator]();
+  // the request for the next batch, kept across a wait that ran out (it cannot be taken back)
+  let pending: Promise<IteratorResult<ScanBatch>> | null = null;
+  const next = () => (pending ??= it.next());
+  const mergeable = (b: ScanBatch) => b.advance !== false && !b.persist;
+  let held: ScanBatch | null = null;
+  try {
+    for (;;) {
+      if (held === null) {
+        const r = await next();
+        pending = null;
+        if (r.done) return;
+        held = r.value;
+      }
+      let acc: ScanBatch = held;
+      held = null;
+      if (mergeable(acc)) {
+        const deadline = Date.now() + waitMs;
+        let events: ScanBatch['events'] | null = null;
+        while (acc.events.length < maxEvents) {
+          let r: IteratorResult<ScanBatch> | null;
+          try {
+            r = await within(next(), deadline - Date.now());
+          } catch (e) {
+            // a scan error comes out after everything scanned before it, as from readAhead
+            pending = null;
+            yield acc;
+            throw e;
+          }
+          if (r === null) break;
+          pending = null;
+          if (r.done) {
+            yield acc;
+            return;
+          }
+          const b = r.value;
+          if (!mergeable(b) || b.from !== acc.to + 1 || acc.events.length + b.events.length > maxEvents) {
+            held = b;
+            break;
+          }
+          events ??= [...acc.events];
+          for (const e of b.events) events.push(e);
+          acc = { from: acc.from, to: b.to, events };
+        }
+      }
+      yield acc;
+    }
+  } finally {
+    if (pending) await (pending as Promise<unknown>).catch(() => undefined);
+    await it.return?.(undefined);
+  }
+}
+
+/** `p`'s result, or null when it does not settle within `ms` (p keeps running). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | null> {
+  if (ms <= 0) return null;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
