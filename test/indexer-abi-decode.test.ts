@@ -137,6 +137,18 @@ describe('hand-written event decoders', () => {
     });
   }
 
+  it('a one-word head and nothing after it holds no string: refused, as viem refuses it (found by the property above)', () => {
+    for (const event of EVENTS.filter((e) => e.name === 'Registered' || e.name === 'URIUpdated')) {
+      const { topics } = fc.sample(logOf(event), { numRuns: 1, seed: 11 })[0]!;
+      for (const data of [`0x${'00'.repeat(32)}`, `0x${'00'.repeat(31)}20`] as Hex[])
+        expect(outcomes(event, topics, data)).toEqual(['throws', 'throws']);
+      // one word more and both read the empty string
+      expect(outcomes(event, topics, `0x${'00'.repeat(64)}` as Hex)[1]).toEqual(
+        outcomes(event, topics, `0x${'00'.repeat(64)}` as Hex)[0],
+      );
+    }
+  });
+
   it('the scanner skips an undecodable log with a warning, as before', () => {
     const skipped: string[] = [];
     const ctx: DecodeContext = {

@@ -61,6 +61,9 @@ class AbiWords {
 
   /** The bytes of a dynamic value whose offset sits in the head word at `headOffset`, as hex. */
   dynamicHex(headOffset: number): string {
+    // viem steps back to the word after the first head word once it has read a dynamic value, and
+    // refuses data that ends there (a one-word head and nothing after it): refused the same way.
+    if (this.size <= 32) throw new Error(`log data of ${this.size} bytes holds no dynamic value`);
     const start = this.safe(headOffset);
     const length = this.safe(start);
     if (length === 0) return '';
