@@ -175,7 +175,7 @@ describe('a pass over a deep backfill', () => {
       config: configFor([target(chain, { network, startBlock: 0 })]),
       log: quietLogger(),
       afterPass: null,
-      scan: { initialRange: 10_000, maxRange: 10_000, baseDelayMs: 5, maxDelayMs: 20 },
+      scan: { initialRange: 1_000, maxRange: 1_000, baseDelayMs: 5, maxDelayMs: 20 },
       coalesce: coalesced,
       hooks: { afterBatch: async () => void writes++ },
     });

@@ -82,7 +82,7 @@ async function* ahead<T>(source: AsyncIterable<T>, depth: number): AsyncGenerato
 }
 
 /** A deep backfill's writes are coalesced (`coalesce`) when its scan spans at least this many blocks. */
-export const COALESCE_MIN_BLOCKS = 100_000;
+export const COALESCE_MIN_BLOCKS = 10_000;
 /** Events a coalesced write holds at most (about one wide window of a dense chain). */
 const COALESCE_MAX_EVENTS = 5_000;
 /** How long a batch waits for the next one to join it. */
