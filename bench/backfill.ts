@@ -13,6 +13,8 @@
  *   npm run bench:backfill -- --events 20000    # (or BENCH_BACKFILL_EVENTS=20000)
  *   DATABASE_URL=postgres://… npm run bench:backfill   # also into PostgreSQL (a private schema)
  *   BENCH_READ_AHEAD=0 npm run bench:backfill          # without the pipeline's read-ahead
+ *   BENCH_TRACE=1 npm run bench:backfill               # every JSON-RPC request per phase (backfill-trace.ts)
+ *   BENCH_SCAN_PROF=/tmp/scan.cpuprofile npm run bench:backfill   # CPU profile of the scanner alone
  */
 import { loadConfig, type Config } from '../src/config.js';
 import { randomBytes } from 'node:crypto';
