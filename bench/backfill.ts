@@ -13,10 +13,14 @@
  *   npm run bench:backfill -- --events 20000    # (or BENCH_BACKFILL_EVENTS=20000)
  *   DATABASE_URL=postgres://… npm run bench:backfill   # also into PostgreSQL (a private schema)
  *   BENCH_READ_AHEAD=0 npm run bench:backfill          # without the pipeline's read-ahead
+ *   BENCH_TRACE=1 npm run bench:backfill               # every JSON-RPC request per phase (backfill-trace.ts)
+ *   BENCH_SCAN_PROF=/tmp/scan.cpuprofile npm run bench:backfill   # CPU profile of the scanner alone
  */
 import { loadConfig, type Config } from '../src/config.js';
 import { randomBytes } from 'node:crypto';
 import { fork } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Hex } from 'viem';
@@ -29,6 +33,7 @@ import type { ScanBatch } from '../src/indexer/scanner.js';
 import { registerChains } from '../src/store/chain-state.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import type { BackfillNodeQueries, BackfillNodeReady } from './backfill-node.js';
+import { BackfillTracer } from './backfill-trace.js';
 
 function eventsWanted(): number {
   const i = process.argv.indexOf('--events');
@@ -170,13 +175,18 @@ async function main(): Promise<void> {
       ),
     };
     const quiet = { info: () => undefined, warn: (l: string) => process.stderr.write(`${l}\n`) };
+    const tracer = new BackfillTracer();
+    tracer.install();
     const readAheadEnv = process.env.BENCH_READ_AHEAD;
     const readAhead = readAheadEnv === undefined ? undefined : Number(readAheadEnv);
 
     /** One full pass into `db` through the proxy: its time, events, requests and written ranges. */
-    const backfillInto = async (db: Database) => {
+    const backfillInto = async (db: Database, name = 'pass') => {
       const before = (await node.logQueries()).length;
+      tracer.wrap(db);
+      tracer.phase = `${name}.1_until_first_batch`;
       const p0 = performance.now();
+      const marks = { first: 0, last: 0 };
       const ranges: { from: number; to: number }[] = [];
       const r = await runIndexPass({
         db,
@@ -185,9 +195,27 @@ async function main(): Promise<void> {
         afterPass: null,
         progress: 'off',
         ...(readAhead === undefined ? {} : { readAhead }),
-        hooks: { afterBatch: (b) => void ranges.push({ from: b.from, to: b.to }) },
+        hooks: {
+          afterBatch: (b) => {
+            ranges.push({ from: b.from, to: b.to });
+            if (ranges.length === 1) {
+              marks.first = performance.now() - p0;
+              tracer.phase = `${name}.2_batches`;
+            }
+            if (b.to >= head) {
+              marks.last = performance.now() - p0;
+              tracer.phase = `${name}.3_after_last_batch`;
+            }
+          },
+        },
       });
       const seconds = (performance.now() - p0) / 1000;
+      tracer.phase = 'other';
+      const phases = {
+        until_first_batch_s: Math.round(marks.first) / 1000,
+        batches_s: Math.round(marks.last - marks.first) / 1000,
+        after_last_batch_s: Math.round(seconds * 1000 - marks.last) / 1000,
+      };
       if (r.status !== 'ok' || r.failed.length) throw new Error(`the pass failed: ${JSON.stringify(r)}`);
       const c = r.chains[0]!;
       const [rows] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM ratings');
@@ -198,6 +226,8 @@ async function main(): Promise<void> {
         requests: (await node.logQueries()).length - before,
         ranges,
         census: c.census?.state ?? null,
+        phases,
+        scan: c.scan ?? null,
       };
     };
     const pass = await backfillInto(db);
@@ -239,12 +269,16 @@ async function main(): Promise<void> {
     );
     let scanned = 0;
     const batches: ScanBatch[] = [];
+    tracer.phase = 'scan_only';
+    const profile = await startProfile(process.env.BENCH_SCAN_PROF);
     const s0 = performance.now();
     for await (const b of scanner.scan(0, head)) {
       scanned += b.events.length;
       batches.push(b);
     }
     const scanS = (performance.now() - s0) / 1000;
+    await profile();
+    tracer.phase = 'other';
 
     // The other half: the writes alone (the scanned batches, each with its checkpoint, one
     // transaction each, as the pass writes them; no scan, no census) into a fresh database.
@@ -272,7 +306,7 @@ async function main(): Promise<void> {
     // The same backfill into PostgreSQL (DATABASE_URL: a private schema, dropped after), and the
     // writes alone into another one.
     const pgUrl = process.env.DATABASE_URL;
-    const pgRun = pgUrl ? await backfillIntoPostgres(pgUrl, backfillInto) : null;
+    const pgRun = pgUrl ? await backfillIntoPostgres(pgUrl, (db) => backfillInto(db, 'pg_pass')) : null;
     const pgWriteS = pgUrl ? await backfillIntoPostgres(pgUrl, writeOnly) : null;
     batches.length = 0;
 
@@ -290,6 +324,7 @@ async function main(): Promise<void> {
         getlogs_requests: requests,
         batches: ranges.length,
         census: c.census?.state ?? null,
+        phases: pass.phases,
       },
       scan_only: {
         events: scanned,
@@ -314,6 +349,7 @@ async function main(): Promise<void> {
               events_per_second: Math.round(pgRun.events / pgRun.seconds),
               getlogs_requests: pgRun.requests,
               census: pgRun.census,
+              phases: pgRun.phases,
               write_only_seconds: pgWriteS,
               ratio: Math.round((pgRun.events / pgRun.seconds / rawRate) * 1000) / 1000,
             },
@@ -342,11 +378,38 @@ async function main(): Promise<void> {
       console.log(
         `PostgreSQL: ${result.postgres.events} events in ${result.postgres.seconds} s = ${result.postgres.events_per_second} events/s, ratio ${result.postgres.ratio}; writes alone ${pgWriteS} s`,
       );
+    if (process.env.BENCH_TRACE === '1') {
+      console.log(`scanner stats of the pass: ${JSON.stringify(pass.scan)}`);
+      for (const phase of Object.keys(tracer.phases).sort())
+        if (phase !== 'other') console.log(`trace ${phase}: ${JSON.stringify(tracer.summary(phase))}`);
+    }
+    tracer.uninstall();
     console.log(`RESULT ${JSON.stringify(result)}`);
   } finally {
     await db.close();
     await node.close();
   }
+}
+
+/**
+ * BENCH_SCAN_PROF=<file>: a CPU profile of this process during the scanner-alone run (open it in
+ * Chrome's DevTools); returns the function that stops it and writes the file.
+ */
+async function startProfile(file: string | undefined): Promise<() => Promise<void>> {
+  if (!file) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  const post = (method: string) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, (err, res) => (err ? reject(err) : resolve(res))),
+    );
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    await writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** A backfill into a private schema of the PostgreSQL database at `url` (dropped after). */

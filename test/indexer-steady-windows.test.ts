@@ -122,6 +122,52 @@ describe('AdaptiveRange.trimAfterCheck', () => {
   });
 });
 
+describe('AdaptiveRange.open (a scan opens narrow)', () => {
+  const range = (o: Partial<EvmScanOptions> = {}) => {
+    const opts = { ...DEFAULT_EVM_SCAN_OPTIONS, ...o };
+    return new AdaptiveRange(opts, emptyStats(opts));
+  };
+
+  it('opens at the opening width and grows x8 per answer of fewer than an eighth of growBelowLogs, back to initialRange', () => {
+    const r = range();
+    r.open(32);
+    expect(r.width).toBe(32);
+    r.succeeded(0);
+    expect(r.width).toBe(256);
+    r.succeeded(249);
+    expect(r.width).toBe(2_048);
+    r.succeeded(10);
+    expect(r.width).toBe(10_000);
+    // opened: the usual rule (x2 after an answer of few logs) from there
+    r.succeeded(10);
+    expect(r.width).toBe(20_000);
+  });
+
+  it('the first answer with more logs ends the opening: a dense chain keeps its narrow windows', () => {
+    const r = range();
+    r.open(32);
+    r.succeeded(4_800);
+    expect(r.width).toBe(32);
+    r.succeeded(100);
+    expect(r.width).toBe(64);
+    r.succeeded(100);
+    expect(r.width).toBe(128);
+  });
+
+  it('a refusal ends the opening; a width already narrower does not open', () => {
+    const r = range();
+    r.open(32);
+    expect(r.shrink(32, {})).toBe(16);
+    r.succeeded(0);
+    r.succeeded(0);
+    r.succeeded(0);
+    expect(r.width).toBe(32);
+    const narrow = range({ initialRange: 4, maxRange: 4 });
+    narrow.open(32);
+    expect(narrow.width).toBe(4);
+  });
+});
+
 describe('every window of the same count', () => {
   it('an honest node: one window checked, the next ones narrower and unchecked, the same events', async () => {
     await through({ kind: 'well-behaved' }, async (p) => {
@@ -224,7 +270,53 @@ describe('the next window asked ahead', () => {
       expect(two.value!.events).toEqual(bare.slice(4 * PER_BLOCK, 7 * PER_BLOCK));
       // stopping: the window asked ahead of the third batch is left unread, nothing fails
       await it.return!(undefined);
+      // (the request asked ahead reaches the proxy a moment later: block times no longer hold the batch)
+      await new Promise((r) => setTimeout(r, 300));
       expect(p.logRanges).toEqual([4, 2, 2, 3, 3]);
     });
+  });
+});
+
+describe('block times and the checkpoint hash', () => {
+  it("a full pass with the default scanner: every rating carries its block's time, the checkpoint the block's hash, each block asked once", async () => {
+    const t: TestDatabase = await openTestDatabase();
+    const p = await startHostileRpc(chain.node.rpcUrl, { kind: 'well-behaved' });
+    try {
+      const r = await runIndexPass({
+        db: t.db,
+        config: configFor([target(chain, { rpcUrl: p.url, startBlock: 0 })]),
+        log: quietLogger(),
+        afterPass: null,
+      });
+      if (r.status !== 'ok') throw new Error('pass locked');
+      expect(r.failed).toEqual([]);
+      const rows = await t.db.query<{ block_number: number; block_time: Date }>(
+        'SELECT DISTINCT block_number::int AS block_number, block_time FROM ratings ORDER BY 1',
+      );
+      expect(rows).toHaveLength(BLOCKS);
+      for (const row of rows) {
+        const block = await chain.node.request<{ timestamp: string }>('eth_getBlockByNumber', [
+          `0x${row.block_number.toString(16)}`,
+          false,
+        ]);
+        expect(new Date(row.block_time).getTime()).toBe(Number(block.timestamp) * 1000);
+      }
+      const [saved] = await t.db.query<{ block_number: number; block_hash: string }>(
+        'SELECT block_number::int AS block_number, block_hash FROM chain_block_hashes WHERE network = $1',
+        ['base'],
+      );
+      const at = await chain.node.request<{ hash: string }>('eth_getBlockByNumber', [
+        `0x${saved!.block_number.toString(16)}`,
+        false,
+      ]);
+      expect(saved!.block_number).toBe(r.chains[0]!.to);
+      expect(saved!.block_hash).toBe(at.hash.toLowerCase());
+      // the blocks of the events (the feedback's and the two registrations'), each asked once;
+      // the checkpoint (the last feedback block) not asked again for its hash
+      expect(p.calls.eth_getBlockByNumber).toBe(BLOCKS + 2);
+    } finally {
+      await p.close();
+      await t.close();
+    }
   });
 });

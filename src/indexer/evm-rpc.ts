@@ -47,7 +47,16 @@ interface EvmScan {
   receipts: { blockReceipts: boolean };
   /** The registries' own filter: both contracts, every event the index reads. */
   filter: LogFilter;
-  /** A client that sends concurrent requests as JSON-RPC batches of at most 10 (the census's plain reads). */
+  /**
+   * Hashes of the blocks this pass fetched for their times (at most HASHES_KEPT, the newest): a
+   * batch's checkpoint hash is one of them (the window's last block is fetched with its block
+   * times), so the write of a batch does not wait for a request of its own.
+   */
+  hashes: Map<number, string>;
+  /**
+   * A client that sends concurrent requests as JSON-RPC batches of at most 10 (block times, the
+   * census's plain reads).
+   */
   batchClient: PublicClient;
 }
 
@@ -109,10 +118,13 @@ export async function getLogs(
   return logs as unknown as RawLog[];
 }
 
-/** A block by number as the node answers it (null when it has none). */
-export function getBlock(s: EvmScan, n: number): Promise<unknown> {
+/**
+ * A block by number as the node answers it (null when it has none); through `client` (the
+ * scanner's batching client for block times: concurrent requests leave as JSON-RPC batches).
+ */
+export function getBlock(s: EvmScan, n: number, client: PublicClient = s.client): Promise<unknown> {
   return rpcCall(s, `eth_getBlockByNumber ${n}`, () =>
-    s.client.request({ method: 'eth_getBlockByNumber', params: [toHex(n), false] }),
+    client.request({ method: 'eth_getBlockByNumber', params: [toHex(n), false] }),
   );
 }
 
@@ -127,10 +139,29 @@ export async function verifyChainId(s: EvmScan): Promise<void> {
   }
 }
 
-/** A block's hash, lower-cased; null when the node has no such block. */
-export async function blockHashAt(s: EvmScan, block: number): Promise<string | null> {
-  const hash = ((await getBlock(s, block)) as { hash?: unknown } | null)?.hash;
+/** Block hashes kept per scanner (see EvmScan.hashes). */
+const HASHES_KEPT = 4_096;
+
+/** A block's hash from its answer, lower-cased; null when malformed or absent. */
+function hashOf(block: unknown): string | null {
+  const hash = (block as { hash?: unknown } | null)?.hash;
   return typeof hash === 'string' && /^0x[0-9a-fA-F]{64}$/.test(hash) ? hash.toLowerCase() : null;
+}
+
+/** Keeps the hash of a block fetched for its time (see EvmScan.hashes). */
+export function rememberHash(s: EvmScan, n: number, block: unknown): void {
+  const hash = hashOf(block);
+  if (hash === null) return;
+  s.hashes.set(n, hash);
+  if (s.hashes.size > HASHES_KEPT) s.hashes.delete(s.hashes.keys().next().value!);
+}
+
+/**
+ * A block's hash, lower-cased (null when the node has no such block): as this pass fetched it
+ * with the block's time, else asked now.
+ */
+export async function blockHashAt(s: EvmScan, block: number): Promise<string | null> {
+  return s.hashes.get(block) ?? hashOf(await getBlock(s, block));
 }
 
 /** The node's latest block number. */

@@ -19,7 +19,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import type { ChainConfig } from '../chains.js';
 import type { IndexEvent } from '../index-events.js';
 import { IDENTITY_TOPICS, REPUTATION_TOPICS } from './evm-abi.js';
-import { BlockTimes, stampBlockTimes } from './evm-block-times.js';
+import { BlockTimes, fetchBlockTimes, prefetchBlockTimes, stampBlockTimes } from './evm-block-times.js';
 import { decodeContextFor, decodeLog, type RawLog } from './evm-decode.js';
 import {
   AdaptiveRange,
@@ -37,6 +37,7 @@ import {
   getLogs,
   headBlock,
   readsOf,
+  rememberHash,
   rpcCall,
   verifyChainId,
   type EvmReads,
@@ -94,7 +95,12 @@ async function* scanRanges(
   filter: LogFilter = s.filter,
 ): AsyncGenerator<ScanBatch> {
   const reader = windowReader(s, filter);
-  const ask = (a: number, b: number): Promise<RawLog[]> => getLogs(s, a, b, b > a, filter);
+  // A window's block times are fetched as soon as its answer arrives (./evm-block-times.ts).
+  const ask = (a: number, b: number): Promise<RawLog[]> =>
+    getLogs(s, a, b, b > a, filter).then((logs) => {
+      prefetchBlockTimes(s.blockSource, logs);
+      return logs;
+    });
   /** The next window's answer, asked while the current one is decoded and handed on. */
   let ahead: { from: number; to: number; answer: Promise<RawLog[]> } | null = null;
   let cur = from;
@@ -127,6 +133,8 @@ async function* scanRanges(
       range.trimAfterCheck(end - cur + 1, answered);
     }
     s.stats.widest = Math.max(s.stats.widest, end - cur + 1);
+    // The window's last block (its batch's checkpoint) with the block times: its hash is kept.
+    if (range === s.range) fetchBlockTimes(s.blockSource, [end]);
     range.succeeded(answered);
     // The next window is asked now (its range is known), so the node builds its answer while
     // this one's block times are read and its batch is decoded and taken. Its failure surfaces
@@ -215,9 +223,11 @@ export function createEvmScanner(
     log,
     blockSource: {
       times: new BlockTimes(o.blockCacheSize),
-      fetchBlock: (n) => {
+      fetchBlock: async (n) => {
         stats.blockFetches++;
-        return getBlock(s, n);
+        const block = await getBlock(s, n, s.batchClient);
+        rememberHash(s, n, block);
+        return block;
       },
       concurrency: o.blockConcurrency,
     },
@@ -226,6 +236,7 @@ export function createEvmScanner(
     pausedUntil: 0,
     caps: newCapGuard(),
     receipts: { blockReceipts: true },
+    hashes: new Map(),
     filter: {
       address: identity === reputation ? identity : [identity, reputation],
       topics: [[...IDENTITY_TOPICS, ...REPUTATION_TOPICS]],
@@ -239,6 +250,7 @@ export function createEvmScanner(
       }),
     }),
   };
+  let opened = false;
   return {
     network,
     stats,
@@ -246,7 +258,12 @@ export function createEvmScanner(
     blockHash: (block: number) => blockHashAt(s, block),
     head: () => headBlock(s),
     discoverStartBlock: (head: number) => firstBlockWithCode(s, head),
-    scan: (from: number, to: number) => scanRanges(s, from, to),
+    scan: (from: number, to: number) => {
+      // The scanner's first scan opens narrow (AdaptiveRange.open); later ones go on at its width.
+      if (!opened && o.openingRange !== null) s.range.open(o.openingRange);
+      opened = true;
+      return scanRanges(s, from, to);
+    },
     scanFiltered: (filter: LogFilter, from: number, to: number, width?: number) =>
       scanFiltered(s, filter, from, to, width),
     reads: readsOf(s),

@@ -1,7 +1,8 @@
 /**
  * A hostile-RPC proxy: an HTTP JSON-RPC server in front of a real node (the local EDR node of the
  * tests and the demo) that behaves like one public endpoint or another. Modes:
- *  - `well-behaved`: passes everything through;
+ *  - `well-behaved`: passes everything through (a JSON-RPC batch without eth_getLogs in one
+ *    request, as a node answers it);
  *  - `truncate`: eth_getLogs over more than `above` blocks answers HTTP 200 with every 5th log
  *    dropped (about 20 %, as one public Celo endpoint did above ~2,000 blocks);
  *  - `empty`: eth_getLogs over more than `above` blocks answers `[]`;
@@ -314,6 +315,13 @@ export async function startHostileRpc(
     return answer;
   }
 
+  /** A call the proxy passes through untouched in its well-behaved mode (a batch of them goes whole). */
+  const plainCall = (call: RpcRequest): boolean =>
+    typeof call === 'object' &&
+    call !== null &&
+    call.method !== 'eth_getLogs' &&
+    !(call.method === 'eth_getBlockReceipts' && opts.blockReceipts);
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let closed = false;
     res.on('close', () => (closed = true));
@@ -362,8 +370,23 @@ export async function startHostileRpc(
         });
         return;
       }
+      const calls = parsed as RpcRequest[];
+      if (mode.kind === 'well-behaved' && !opts.delayMs && calls.every(plainCall)) {
+        // A node answers a batch in one go: forwarded whole (each member still counted).
+        for (const call of calls) {
+          const method = typeof call.method === 'string' ? call.method : '?';
+          st.calls[method] = (st.calls[method] ?? 0) + 1;
+        }
+        const up = await fetch(upstream, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: text,
+        });
+        send(res, up.status, await up.json());
+        return;
+      }
       const answers = [];
-      for (const call of parsed as RpcRequest[]) {
+      for (const call of calls) {
         const answer = await one(call, gone);
         if (!answer) return;
         answers.push(answer.body);
