@@ -8,10 +8,14 @@ import type { RangeHint } from './rpc-retry.js';
 
 export interface EvmScanOptions {
   /**
-   * The scanner's very first getLogs window, in blocks, when narrower than `initialRange` (null:
-   * none): a scan opens narrow and grows x8 per answer of few logs back to `initialRange` (see
-   * AdaptiveRange.open), so that a backfill of a dense chain does not begin with one window of the
-   * whole chain, which the node builds whole before it is refused for its size.
+   * The scanner's very first getLogs window, in blocks, when narrower than `initialRange` (null,
+   * the default: none): a scan opens narrow and grows x8 per answer of few logs back to
+   * `initialRange` (see AdaptiveRange.open), so that a backfill of a dense chain on a node without
+   * a response limit does not begin with one window of the whole chain. Off by default: through a
+   * range-capped endpoint (every public one) the first wide window is refused at once and sets the
+   * width, while a narrow opening met the silent-cap checks at small counts, and a check's trim
+   * keeps the windows that narrow (the cold start at scale 0.01: 605 getLogs on bsc instead of 84,
+   * the wall 45 -> 99 s).
    */
   openingRange: number | null;
   /** The getLogs range after the opening, in blocks. */
@@ -41,7 +45,7 @@ export interface EvmScanOptions {
 }
 
 export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
-  openingRange: 32,
+  openingRange: null,
   initialRange: 10_000,
   maxRange: 100_000,
   growBelowLogs: 2_000,
