@@ -11,10 +11,11 @@ import { createHash } from 'node:crypto';
  *   npx tsx bench/write-profile.ts --events 50000
  *   DATABASE_URL=postgres://… npx tsx bench/write-profile.ts --events 200000
  */
-import type { Database, Queryable } from '../src/db/database.js';
+import type { Database } from '../src/db/database.js';
 import type { IndexEvent } from '../src/index-events.js';
 import { ingestBatch } from '../src/indexer/ingest.js';
 import { onEachDatabase } from './synthetic-index.js';
+import { statementTimer } from './sql-timer.js';
 
 const arg = process.argv.indexOf('--events');
 const EVENTS = Number(arg > 0 ? process.argv[arg + 1] : (process.env.BENCH_EVENTS ?? 50_000));
@@ -85,32 +86,7 @@ function* backfillBatches(events: number): Generator<{ to: number; events: Index
   if (out.length) yield { to: block - 1, events: out };
 }
 
-const times = new Map<string, { n: number; ms: number }>();
-const key = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 110);
-
-function timed<Q extends Queryable>(q: Q): Q {
-  return new Proxy(q, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (prop === 'query' || prop === 'exec')
-        return async (sql: string, ...rest: unknown[]) => {
-          const t0 = performance.now();
-          try {
-            return await (v as (...a: unknown[]) => Promise<unknown>).call(target, sql, ...rest);
-          } finally {
-            const e = times.get(key(sql)) ?? { n: 0, ms: 0 };
-            e.n++;
-            e.ms += performance.now() - t0;
-            times.set(key(sql), e);
-          }
-        };
-      if (prop === 'transaction')
-        return (fn: (tx: Queryable) => Promise<unknown>) =>
-          (v as (f: typeof fn) => Promise<unknown>).call(target, (tx) => fn(timed(tx)));
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
+const { times, timed } = statementTimer(110);
 
 async function run(label: string, raw: Database): Promise<void> {
   times.clear();

@@ -12,38 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { refreshAfterPass } from '../../src/after-pass.js';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase, type Database, type Queryable } from '../../src/db/database.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { runIndexPass } from '../../src/indexer/pass.js';
 import { startLogServer } from './log-server.js';
+import { statementTimer } from '../sql-timer.js';
 
 const scale = Number(process.env.BENCH_COLDSTART_SCALE ?? 0.01);
-const times = new Map<string, { n: number; ms: number }>();
-const key = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 140);
-
-function timed<Q extends Queryable>(q: Q): Q {
-  return new Proxy(q, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (prop === 'query' || prop === 'exec')
-        return async (sql: string, ...rest: unknown[]) => {
-          const t0 = performance.now();
-          try {
-            return await (v as (...a: unknown[]) => Promise<unknown>).call(target, sql, ...rest);
-          } finally {
-            const e = times.get(key(sql)) ?? { n: 0, ms: 0 };
-            e.n++;
-            e.ms += performance.now() - t0;
-            times.set(key(sql), e);
-          }
-        };
-      if (prop === 'transaction')
-        return (fn: (tx: Queryable) => Promise<unknown>) =>
-          (v as (f: typeof fn) => Promise<unknown>).call(target, (tx) => fn(timed(tx)));
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
+const { times, timed } = statementTimer(140);
 
 async function main(): Promise<void> {
   const server = await startLogServer({
