@@ -14,54 +14,17 @@ import type { IndexEvent } from '../../src/index-events.js';
 import { refreshAggregates } from '../../src/store/aggregates-refresh.js';
 import { checkpoint, feedbackEvents, ingest } from './ingest.js';
 import { INGEST, PASS } from './options.js';
+import { RATING_COLUMNS, ratingCsv } from '../../src/store/ratings.js';
 
 const run$ = promisify(execFile);
 
-const CSV_COLUMNS = [
-  'network',
-  'tx_hash',
-  'log_index',
-  'agent_id',
-  'rater',
-  'feedback_index',
-  'value_raw',
-  'value_decimals',
-  'value',
-  'tag1',
-  'tag2',
-  'endpoint',
-  'feedback_uri',
-  'feedback_hash',
-  'block_number',
-  'block_time',
-] as const;
-
+/** The batch as COPY reads it: the store's own encoding of a rating (src/store/ratings.ts). */
 function csvOf(events: IndexEvent[]): string {
-  const q = (v: string) => (v === '' || /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
   return (
     events
       .map((e) => {
         if (e.kind !== 'feedback') throw new Error('feedback only');
-        return [
-          e.network,
-          e.txHash,
-          e.logIndex,
-          e.agentId,
-          e.rater,
-          e.feedbackIndex,
-          e.valueRaw,
-          e.valueDecimals,
-          e.value,
-          e.tag1,
-          e.tag2,
-          e.endpoint,
-          e.feedbackUri,
-          e.feedbackHash ?? '',
-          e.blockNumber,
-          e.blockTime!.toISOString(),
-        ]
-          .map((v) => q(String(v)))
-          .join(',');
+        return ratingCsv(e);
       })
       .join('\n') + '\n'
   );
@@ -71,7 +34,7 @@ async function rawCopy(db: Database, events: IndexEvent[], url: string | null): 
   const csv = csvOf(events);
   const t0 = performance.now();
   if (db.copyCsv) {
-    await db.copyCsv('ratings', CSV_COLUMNS, csv);
+    await db.copyCsv('ratings', RATING_COLUMNS, csv);
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'repindex-bench-'));
     try {
@@ -89,7 +52,7 @@ async function rawCopy(db: Database, events: IndexEvent[], url: string | null): 
           '-v',
           'ON_ERROR_STOP=1',
           '-qc',
-          `\\copy ratings (${CSV_COLUMNS.join(', ')}) FROM '${file}' WITH (FORMAT csv)`,
+          `\\copy ratings (${RATING_COLUMNS.join(', ')}) FROM '${file}' WITH (FORMAT csv)`,
         ],
         {
           env: { ...process.env, PGOPTIONS: options },

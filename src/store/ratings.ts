@@ -6,7 +6,7 @@ import type { Queryable } from '../db/database.js';
 import type { FeedbackEvent, RevocationEvent } from '../index-events.js';
 import { chunks, count, countedInsert, csvField, iso } from './rows.js';
 
-const RATING_COLUMNS = [
+export const RATING_COLUMNS = [
   'network',
   'tx_hash',
   'log_index',
@@ -26,8 +26,8 @@ const RATING_COLUMNS = [
 ] as const;
 const COLS = RATING_COLUMNS.join(', ');
 
-/** A rating as its CSV line, in RATING_COLUMNS order. */
-function ratingCsv(e: FeedbackEvent): string {
+/** A rating as its CSV line, in RATING_COLUMNS order (NULL unquoted, every text quoted). */
+export function ratingCsv(e: FeedbackEvent): string {
   return [
     csvField(e.network),
     csvField(e.txHash),
