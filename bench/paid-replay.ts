@@ -74,14 +74,19 @@ const replaying = {
   query: async () => copies[next++] ?? [],
 } as unknown as Database;
 const ctx: AppContext = { config, db: replaying, now: () => new Date(0) };
+/** A fresh copy of the captured rows for the next call, and the call's validated input (untimed). */
+async function prepare() {
+  copies = captured.map((rows) => structuredClone(rows));
+  next = 0;
+  const v = await handler!.validate(ctx, req);
+  if (!v.ok) throw new Error(JSON.stringify(v.body));
+  return v;
+}
 const times: number[] = [];
 let cpuMs = 0;
 let body = '';
 for (let k = 0; k < calls; k++) {
-  copies = captured.map((rows) => structuredClone(rows));
-  next = 0;
-  const v = await handler.validate(ctx, req);
-  if (!v.ok) throw new Error(JSON.stringify(v.body));
+  const v = await prepare();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   const r = await handler.run(ctx, v.input, { receipt: null });
@@ -114,10 +119,7 @@ if (process.env.REPLAY_ALLOC === '1') {
   });
   const sampled = 50;
   for (let k = 0; k < sampled; k++) {
-    copies = captured.map((rows) => structuredClone(rows));
-    next = 0;
-    const v = await handler.validate(ctx, req);
-    if (!v.ok) throw new Error(JSON.stringify(v.body));
+    const v = await prepare();
     await handler.run(ctx, v.input, { receipt: null });
   }
   const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
