@@ -240,7 +240,11 @@ async function main(): Promise<void> {
     // The limit: the getLogs requests of the ranges the pass wrote (refused wider ones and the
     // silent-cap checks left out), one after the other, straight to the node and (the scanner's
     // own path) through the proxy.
-    const filter = (await node.logQueries())[0]!;
+    // (the scan's own filter: the scanner's probe before it opens narrow matches nothing)
+    const filter = (await node.logQueries()).find((q) => {
+      const t0 = (q as { topics?: unknown[] }).topics?.[0];
+      return Array.isArray(t0) && t0.length > 1;
+    })!;
     const hex = (n: number) => `0x${n.toString(16)}`;
     const queries = ranges.map((g) => ({ ...filter, fromBlock: hex(g.from), toBlock: hex(g.to) }));
     const replay = async (url: string) => {

@@ -8,14 +8,14 @@ import type { RangeHint } from './rpc-retry.js';
 
 export interface EvmScanOptions {
   /**
-   * The scanner's very first getLogs window, in blocks, when narrower than `initialRange` (null,
-   * the default: none): a scan opens narrow and grows x8 per answer of few logs back to
-   * `initialRange` (see AdaptiveRange.open), so that a backfill of a dense chain on a node without
-   * a response limit does not begin with one window of the whole chain. Off by default: through a
-   * range-capped endpoint (every public one) the first wide window is refused at once and sets the
-   * width, while a narrow opening met the silent-cap checks at small counts, and a check's trim
-   * keeps the windows that narrow (the cold start at scale 0.01: 605 getLogs on bsc instead of 84,
-   * the wall 45 -> 99 s).
+   * The scanner's first getLogs window of a deep scan, in blocks, when narrower than
+   * `initialRange` (null: none): a scan of more than 8 x this many blocks opens narrow and grows x8
+   * per answer of few logs back to `initialRange` (see AdaptiveRange.open), so that a backfill of a
+   * dense chain on a node without a range limit does not begin with one window of the whole chain
+   * (280 MB built whole before its refusal at 200,000 feedback). It opens only on a node that
+   * serves a first window wider than `initialRange` (asked with a filter that matches nothing:
+   * ./evm-scanner.ts `probeRangeLimit`): through a range-capped endpoint the refusal of that probe
+   * sets the width at once, where a narrow opening asked more windows than the refusal costs.
    */
   openingRange: number | null;
   /** The getLogs range after the opening, in blocks. */
@@ -45,7 +45,7 @@ export interface EvmScanOptions {
 }
 
 export const DEFAULT_EVM_SCAN_OPTIONS: EvmScanOptions = {
-  openingRange: null,
+  openingRange: 32,
   initialRange: 10_000,
   maxRange: 100_000,
   growBelowLogs: 2_000,
@@ -204,20 +204,36 @@ export class AdaptiveRange {
 
   /**
    * A full-width window's answer of `logs` logs reached the largest count seen, was checked
-   * against its parts (./log-caps.ts) and found whole: the next windows are an eighth narrower,
-   * so that at the same density they hold fewer logs than that count and need no check, and the
-   * range grows again only after an answer of less than half that count (a doubled window would
-   * reach it). Without it a chain whose windows all hold the same number of logs (a steady
-   * stream of events) pays two extra requests for every window. Which answers are checked does
-   * not change (any answer that reaches the count still is), only which windows are asked. A
+   * against its parts (./log-caps.ts) and found whole. At the range's plateau (where it would not
+   * double anyway: `logs` at least half of `growBelowLogs`, or a doubled window above `maxRange` or
+   * the named ceiling) the next windows are an eighth narrower, so that at the same density they
+   * hold fewer logs than that count and need no check, and the range grows again only after an
+   * answer of less than half that count (a doubled window would reach it). Without it a chain
+   * whose windows all hold the same number of logs (a steady stream of events) pays two extra
+   * requests for every window. Below the plateau a check trims nothing and pins nothing: the range
+   * goes on growing (an opening goes on x8), since there a doubled window's larger count is the
+   * way to the plateau, and a trim there kept a narrow opening's windows narrow for a whole scan
+   * (the cold start at scale 0.01: 605 getLogs on bsc instead of 84). Which answers are checked
+   * does not change (any answer that reaches the count still is), only which windows are asked. A
    * window clipped by the end of the scan, or of one block, trims nothing.
    */
   trimAfterCheck(span: number, logs: number): void {
     if (span !== this.width || span < 2) return;
+    if (!this.atPlateau(span, logs)) return;
     this.opening = null;
     this.width = Math.max(1, span - Math.max(1, Math.floor(span / 8)));
     this.checked = Math.max(this.checked ?? 0, logs);
     this.stats.lastRange = this.width;
+  }
+
+  /**
+   * Whether a window of `span` blocks and `logs` logs is about as wide as the range gets: the node
+   * refused a wider one (a named limit, a suggested range, a size or a timeout), a doubled window
+   * would pass `maxRange` or the named ceiling, or hold about `growBelowLogs` logs.
+   */
+  atPlateau(span: number, logs: number): boolean {
+    const top = Math.min(this.o.maxRange, this.stats.ceiling ?? Infinity);
+    return this.shrunk || logs * 2 >= this.o.growBelowLogs || span * 2 > top;
   }
 
   /** A request succeeded with `logs` logs. */

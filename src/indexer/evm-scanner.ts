@@ -93,8 +93,12 @@ async function* scanRanges(
   to: number,
   range: AdaptiveRange = s.range,
   filter: LogFilter = s.filter,
+  opening: number | null = null,
 ): AsyncGenerator<ScanBatch> {
   const reader = windowReader(s, filter);
+  if (opening !== null && to - from + 1 > 8 * opening && range.width > opening) {
+    if (await probeRangeLimit(s, from, to, range, filter)) range.open(opening);
+  }
   // A window's block times are fetched as soon as its answer arrives (./evm-block-times.ts).
   const ask = (a: number, b: number): Promise<RawLog[]> =>
     getLogs(s, a, b, b > a, filter).then((logs) => {
@@ -146,6 +150,39 @@ async function* scanRanges(
     }
     yield await toBatch(s, cur, end, checked.logs);
     cur = end + 1;
+  }
+}
+
+/** A topic no event has (no signature hashes to zero): a filter that matches nothing. */
+const NO_TOPIC = `0x${'0'.repeat(64)}`;
+
+/**
+ * Before a deep scan opens narrow: does the node serve a window wider than the scan's first one?
+ * Asked with a filter that matches nothing, so the node builds no answer worth the name. A
+ * range-capped endpoint (every public one) refuses it as it would the scan's first window, and
+ * the range is narrowed as then (the limit it names, the range it suggests, else half): the scan
+ * goes on exactly as without an opening, the probe standing for the first window's refusal. A
+ * node that serves it (a node of one's own, without a range limit) may build an answer of the
+ * whole window for a dense chain, so the scan opens narrow there (true). One block wider than the
+ * first window, so that an endpoint capped at exactly that width (10,000 is common) refuses it
+ * and names its limit instead of a later, doubled window.
+ */
+async function probeRangeLimit(
+  s: EvmScan,
+  from: number,
+  to: number,
+  range: AdaptiveRange,
+  filter: LogFilter,
+): Promise<boolean> {
+  const span = Math.min(to - from + 1, range.width + 1);
+  try {
+    await getLogs(s, from, from + span - 1, span > 1, { address: filter.address, topics: [NO_TOPIC] });
+    return true;
+  } catch (err) {
+    if (!(err instanceof RangeTooWide)) throw err;
+    const next = range.shrink(span, rangeHint(err.original));
+    s.log.warn(`[index] ${s.network}: ${describeError(err.original)}; range ${span} -> ${next} blocks`);
+    return false;
   }
 }
 
@@ -259,10 +296,10 @@ export function createEvmScanner(
     head: () => headBlock(s),
     discoverStartBlock: (head: number) => firstBlockWithCode(s, head),
     scan: (from: number, to: number) => {
-      // The scanner's first scan opens narrow (AdaptiveRange.open); later ones go on at its width.
-      if (!opened && o.openingRange !== null) s.range.open(o.openingRange);
+      // The scanner's first scan may open narrow (scanRanges); later ones go on at its width.
+      const opening = opened ? null : o.openingRange;
       opened = true;
-      return scanRanges(s, from, to);
+      return scanRanges(s, from, to, s.range, s.filter, opening);
     },
     scanFiltered: (filter: LogFilter, from: number, to: number, width?: number) =>
       scanFiltered(s, filter, from, to, width),
