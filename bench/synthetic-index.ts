@@ -3,6 +3,8 @@
  * campaign agent holding 40 % of them, 1 % revocations), and the databases to run on.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -86,12 +88,18 @@ export function* batches(): Generator<{ to: number; events: IndexEvent[] }> {
 
 /** Runs `fn` on an in-memory PGlite, then on PostgreSQL when DATABASE_URL is set (private schema, dropped after). */
 export async function onEachDatabase(fn: (label: string, db: Database) => Promise<void>): Promise<void> {
-  const pglite = await openDatabase({ databaseUrl: null, dataDir: 'memory://' });
+  // BENCH_PGLITE_DIR: PGlite in a new data folder on disk there (removed after), as the indexer
+  // runs it: its file-system calls (the WAL, page writes, relation-size probes) are in the figures.
+  const onDisk = process.env.BENCH_PGLITE_DIR
+    ? mkdtempSync(join(resolve(process.env.BENCH_PGLITE_DIR), 'pglite-'))
+    : null;
+  const pglite = await openDatabase({ databaseUrl: null, dataDir: onDisk ?? 'memory://' });
   try {
     await migrate(pglite);
-    await fn('PGlite (in memory)', pglite);
+    await fn(onDisk ? 'PGlite (on disk)' : 'PGlite (in memory)', pglite);
   } finally {
     await pglite.close();
+    if (onDisk) rmSync(onDisk, { recursive: true, force: true });
   }
   const url = process.env.DATABASE_URL;
   if (!url) return;

@@ -1,7 +1,11 @@
 /**
  * GET /feed: the newest ratings by the chain's own clock. The one free route that reads the
- * `ratings` table, and only its newest rows through the time indexes
- * (`ratings_time_idx` for the global feed, `ratings_network_time_idx` for one chain).
+ * `ratings` table, and only its newest rows through `ratings_network_time_idx` (network,
+ * block_time DESC, block_number DESC, log_index DESC): one range scan for one chain; for the
+ * global feed the newest `limit` of each chain (the chains found by a skip scan of the same
+ * index, a probe per chain), merged. The global order breaks block-time ties by network, so the
+ * global top `limit` is always among the per-chain tops: exact, without an index on block time
+ * alone that every rating insert would pay for (migration 0200).
  * Undated ratings (no block time yet) have no place on a clock and are left out.
  */
 import type { Queryable } from '../db/database.js';
@@ -70,9 +74,17 @@ export async function readFeed(
   const rows =
     opts.network === null
       ? await db.query<RawFeedRow & Record<string, unknown>>(
-          `SELECT ${cols}
-             FROM (SELECT * FROM ratings WHERE block_time IS NOT NULL
-                    ORDER BY block_time DESC, network, block_number DESC, log_index DESC LIMIT $1) r
+          `WITH RECURSIVE nets AS (
+             (SELECT network FROM ratings ORDER BY network LIMIT 1)
+             UNION ALL
+             SELECT (SELECT x.network FROM ratings x WHERE x.network > nets.network ORDER BY x.network LIMIT 1)
+               FROM nets WHERE nets.network IS NOT NULL
+           )
+           SELECT ${cols}
+             FROM (SELECT t.* FROM nets
+                     CROSS JOIN LATERAL (SELECT * FROM ratings x WHERE x.network = nets.network AND x.block_time IS NOT NULL
+                                          ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC LIMIT $1) t
+                    ORDER BY t.block_time DESC, t.network, t.block_number DESC, t.log_index DESC LIMIT $1) r
              LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id
             ORDER BY r.block_time DESC, r.network, r.block_number DESC, r.log_index DESC`,
           [opts.limit],
