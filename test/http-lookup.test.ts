@@ -2,8 +2,9 @@
  * Contract tests for the free per-subject routes: GET /search/{q}, GET /wallets/{wallet}/chains and
  * GET|HEAD /wallets/{wallet}/exists. Fixture: the demo scenario (three local EVM chains indexed by
  * the real indexer) plus a few Solana rows written through the ingest tables, then the aggregate
- * refresh. Every expected number is recomputed here from the stored `ratings` and `agents` rows
- * with the pure scoring functions, never read from the aggregate tables the routes use.
+ * refresh. Every expected number is recomputed from the stored `ratings` and `agents` rows with the
+ * pure scoring functions (test/helpers/lookup-expected.ts), never read from the aggregate tables the
+ * routes use. One file for the three routes: they share its costly fixture (a demo copy, a refresh).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Demo } from '../src/demo/run-demo.js';
@@ -12,145 +13,57 @@ import type { App } from '../src/doors/http/context.js';
 import { tierById } from '../src/payments/pricing.js';
 import { refreshAggregates } from '../src/store/aggregates-refresh.js';
 import { startHttpServer, type RunningServer } from '../src/server.js';
-import {
-  CAVEAT_CODES,
-  classifyRating,
-  normalizeAddress,
-  POLICY_VERSION,
-  walletScore,
-  type EligibleValue,
-} from '../src/scoring/index.js';
+import { CAVEAT_CODES, POLICY_VERSION } from '../src/scoring/index.js';
 import { testDatabaseUrl } from './helpers/db.js';
 import { openDemoCopy } from './helpers/demo.js';
-import { solanaSeeder } from './helpers/solana-seed.js';
+import {
+  BOTH,
+  BOTH_OWNED,
+  SOL_ASSET,
+  SOL_ASSET_UNRATED,
+  SOL_WALLET,
+  byLenThenText,
+  lookupExpectations,
+  readStoredRows,
+  seedSolana,
+  type AgentRow,
+  type Row,
+} from './helpers/lookup-expected.js';
 
 const NOW = new Date('2026-11-20T08:00:00Z');
-
-// Solana fixture (base58: no 0, O, I, l). Lower-casing SOL_WALLET keeps it valid base58.
-const SOL_WALLET = `So1anaWa11et${'A'.repeat(32)}`; // 44 chars
-const SOL_ASSET = `AssetXYZ${'B'.repeat(30)}`;
-const SOL_ASSET_UNRATED = `AssetUnrated${'C'.repeat(28)}`;
-/** A base58 string that is at once a wallet (owns BOTH_OWNED) and an agent asset (owned by SOL_WALLET). */
-const BOTH = `BothWa11etAndAsset${'D'.repeat(20)}`;
-const BOTH_OWNED = `BothOwned${'E'.repeat(30)}`;
-const SOL_RATER = (n: number) => `Rater${n}${'R'.repeat(30)}`;
 
 let demo: Demo;
 let app: App;
 let refreshedAt: string;
 
-interface Row {
-  network: string;
-  agent_id: string;
-  rater: string;
-  value: string;
-  revoked: boolean;
-  owner: string | null;
-}
 let ratings: Row[] = [];
-let agents: { network: string; agent_id: string; owner: string | null; declared_type: string | null }[] = [];
+let agents: AgentRow[] = [];
 let chainOrder: string[] = [];
-
-async function seedSolana(): Promise<void> {
-  const sol = solanaSeeder(demo.db);
-  await sol.agent(SOL_ASSET, SOL_WALLET, 'oracle');
-  await sol.agent(SOL_ASSET_UNRATED, SOL_WALLET, null);
-  await sol.agent(BOTH, SOL_WALLET, null);
-  await sol.agent(BOTH_OWNED, BOTH, 'assistant');
-  await sol.rate(SOL_ASSET, SOL_RATER(1), '90');
-  await sol.rate(SOL_ASSET, SOL_RATER(2), '70');
-  await sol.rate(SOL_ASSET, SOL_RATER(2), '80');
-  await sol.rate(SOL_ASSET, SOL_WALLET, '100'); // self-rating: out of the score
-  await sol.rate(SOL_ASSET, SOL_RATER(3), '10', { revoked: true }); // revoked: out of the score
-  await sol.rate(BOTH_OWNED, SOL_RATER(1), '0'); // a real zero
-}
+const { configOrder, expectedChains, expectedAgent, owners } = lookupExpectations(() => ({
+  ratings,
+  agents,
+  chainOrder,
+}));
 
 beforeAll(async () => {
   // On PostgreSQL the demo writes into a private schema of the test server.
   demo = await openDemoCopy();
-  await seedSolana();
+  await seedSolana(demo.db);
   refreshedAt = (await refreshAggregates(demo.db, () => NOW)).refreshed_at;
   app = createApp({ config: demo.config, db: demo.db, now: () => NOW });
   chainOrder = demo.config.chains.map((c) => c.network);
-  ratings = (
-    await demo.db.query<Row & Record<string, unknown>>(
-      `SELECT r.network, r.agent_id, r.rater, r.value::text AS value, r.revoked, a.owner
-         FROM ratings r LEFT JOIN agents a ON a.network = r.network AND a.agent_id = r.agent_id`,
-    )
-  ).map((r) => ({ ...r }));
-  agents = await demo.db.query(`SELECT network, agent_id, owner, declared_type FROM agents`);
+  ({ ratings, agents } = await readStoredRows(demo.db));
 }, 240_000);
 
 afterAll(async () => {
   await demo?.close();
 });
 
-// ------------------------------------------------------------------ independent expectations
-
-const byLenThenText = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
-const configOrder = (a: string, b: string) => chainOrder.indexOf(a) - chainOrder.indexOf(b);
-
-function expectedChains(wallet: string) {
-  const owned = agents.filter((a) => a.owner === wallet);
-  const networks = [...new Set(owned.map((a) => a.network))].sort(configOrder);
-  const received = ratings.filter((r) => r.owner === wallet);
-  const eligible: EligibleValue[] = received
-    .filter((r) => classifyRating(r, wallet) === 'eligible')
-    .map((r) => ({ network: r.network, rater: r.rater, value: r.value }));
-  const score = walletScore(eligible);
-  const perChain = new Map(score.per_chain.map((c) => [c.network, c]));
-  const chains = networks.map((network) => {
-    const ids = owned
-      .filter((a) => a.network === network)
-      .map((a) => a.agent_id)
-      .sort(byLenThenText);
-    const c = perChain.get(network);
-    return {
-      network,
-      agent_count: ids.length,
-      agent_ids: ids,
-      final_score: c?.final_score ?? null,
-      total_reviews: c?.review_count ?? 0,
-      distinct_raters: c?.distinct_raters ?? 0,
-    };
-  });
-  return {
-    wallet,
-    chains,
-    chains_with_identity: networks.length,
-    chains_with_reputation: networks.filter((n) => received.some((r) => r.network === n)).length,
-    identity_count: owned.length,
-    total_reviews: eligible.length,
-    distinct_raters: new Set(eligible.map((e) => normalizeAddress(e.rater))).size,
-    global_score: score.final_score,
-    received: received.length,
-  };
-}
-
-/** An agent's own numbers (what an agent-id reading serves), from the stored rows. */
-function expectedAgent(network: string, agentId: string) {
-  const a = agents.find((x) => x.network === network && x.agent_id === agentId)!;
-  const owner = a.owner ?? '';
-  const eligible = ratings
-    .filter((r) => r.network === network && r.agent_id === agentId && classifyRating(r, owner) === 'eligible')
-    .map((r) => ({ network, rater: r.rater, value: r.value }));
-  const s = walletScore(eligible);
-  return {
-    wallet: a.owner,
-    declared_type: a.declared_type,
-    final_score: s.final_score,
-    total_reviews: eligible.length,
-    distinct_raters: new Set(eligible.map((e) => normalizeAddress(e.rater))).size,
-  };
-}
-
 async function get(path: string, init?: RequestInit) {
   const res = await app.request(path, init);
   const text = await res.text();
   return { res, text, body: text ? JSON.parse(text) : null };
 }
-
-const owners = () => [...new Set(agents.map((a) => a.owner).filter((o): o is string => o !== null))];
 
 // ------------------------------------------------------------------ /wallets/{wallet}/chains
 
