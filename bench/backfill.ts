@@ -17,12 +17,10 @@
  *   BENCH_SCAN_PROF=/tmp/scan.cpuprofile npm run bench:backfill   # CPU profile of the scanner alone
  */
 import { loadConfig, type Config } from '../src/config.js';
-import { randomBytes } from 'node:crypto';
 import { fork } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { Hex } from 'viem';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -34,6 +32,7 @@ import { registerChains } from '../src/store/chain-state.js';
 import { runIndexPass } from '../src/indexer/pass.js';
 import type { BackfillNodeQueries, BackfillNodeReady } from './backfill-node.js';
 import { BackfillTracer } from './backfill-trace.js';
+import { openPrivateSchema } from './private-schema.js';
 
 function eventsWanted(): number {
   const i = process.argv.indexOf('--events');
@@ -418,20 +417,11 @@ async function startProfile(file: string | undefined): Promise<() => Promise<voi
 
 /** A backfill into a private schema of the PostgreSQL database at `url` (dropped after). */
 async function backfillIntoPostgres<T>(url: string, run: (db: Database) => Promise<T>): Promise<T> {
-  const schema = `bench_backfill_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
+  const { db, close } = await openPrivateSchema(url, 'bench_backfill');
   try {
-    await migrate(db);
     return await run(db);
   } finally {
-    await db.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
+    await close();
   }
 }
 

@@ -2,13 +2,12 @@
  * Shared by the benchmarks: a deterministic synthetic index (agents on base, ratings with a
  * campaign agent holding 40 % of them, 1 % revocations), and the databases to run on.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import type { IndexEvent } from '../src/index-events.js';
+import { openPrivateSchema } from './private-schema.js';
 
 export const EVENTS = Number(process.env.BENCH_EVENTS ?? 200_000);
 export const BATCH = Number(process.env.BENCH_BATCH ?? 5_000);
@@ -103,19 +102,10 @@ export async function onEachDatabase(fn: (label: string, db: Database) => Promis
   }
   const url = process.env.DATABASE_URL;
   if (!url) return;
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
+  const { db, close } = await openPrivateSchema(url);
   try {
-    await migrate(db);
     await fn('PostgreSQL', db);
   } finally {
-    await db.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
+    await close();
   }
 }

@@ -3,13 +3,12 @@
  * DATABASE_URL dropped on close) and every agent and feedback of the chain (the planted ones
  * excepted) written by the real ingest.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import type { IndexEvent } from '../../src/index-events.js';
 import { ingestBatch } from '../../src/indexer/ingest.js';
 import { AGENTS, PER_AGENT, clientOf, ownerOf, revokedOf, uriOf, valueOf } from './options.js';
+import { openPrivateSchema } from '../private-schema.js';
 
 /** The index side: every agent and every feedback of the chain (planted ones excepted), by the real ingest. */
 export async function writeIndex(db: Database, block: number, head: number): Promise<number> {
@@ -81,21 +80,5 @@ export async function openBenchDatabase(): Promise<{
     await migrate(db);
     return { db, label: 'PGlite (in memory)', close: () => db.close() };
   }
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const u = new URL(url);
-  u.searchParams.set('options', `-c search_path=${schema}`);
-  const db = await openDatabase({ databaseUrl: u.toString(), dataDir: 'memory://' });
-  await migrate(db);
-  return {
-    db,
-    label: 'PostgreSQL',
-    close: async () => {
-      await db.close();
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    },
-  };
+  return { ...(await openPrivateSchema(url)), label: 'PostgreSQL' };
 }
